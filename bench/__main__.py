@@ -1,0 +1,173 @@
+"""python -m bench: thread-level CUDA tiling, Triton block programs and cuBLAS, side by side.
+
+    python -m bench --quick                   # a few minutes on an H100
+    python -m bench --preset llm --dtype bf16 --out results/
+    python -m bench --shape 4096x4096x4096 --impl "torch.mm" --impl tritonmm
+"""
+import argparse
+import datetime
+import itertools
+import os
+import platform
+import sys
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede the first import of triton
+
+import triton  # noqa: E402
+
+import tritonmm  # noqa: E402
+from tritonmm import timing  # noqa: E402
+from tritonmm.tune import parse_shape  # noqa: E402
+
+from . import impls, report, traffic  # noqa: E402
+
+PRESETS = {
+    "square": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)],
+    "llm": [(m, n, k) for m in (16, 128, 1024, 8192) for n, k in ((4096, 4096), (4096, 14336), (14336, 4096))],
+    "odd": [(1000, 1000, 1000), (1023, 1025, 1027), (4095, 4097, 1531), (77, 4099, 2049)],
+}
+QUICK = [(1024, 1024, 1024), (4096, 4096, 4096), (1023, 1025, 1027)]
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def rel_err(out, ref):
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def copy_bandwidth_TBps() -> float:
+    """Device-to-device copy of 1 GiB, counting bytes read plus bytes written."""
+    src = torch.randn(2 ** 28, device="cuda")
+    dst = torch.empty_like(src)
+    ms = timing.median_ms(lambda: dst.copy_(src))
+    return 2 * src.numel() * 4 / (ms * 1e-3) / 1e12
+
+
+def operand_sets(M, N, K, dtype, l2_bytes):
+    """Enough independent input pairs that rotating through them defeats the L2."""
+    nbytes = (M * K + K * N) * torch.empty((), dtype=dtype).element_size()
+    count = min(8, max(1, -(-2 * l2_bytes // max(nbytes, 1))))
+    return [(torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype))
+            for _ in range(count)]
+
+
+def measure(precision, shapes, only, progress):
+    rows = []
+    dtype = DTYPES[precision]
+    torch.backends.cuda.matmul.fp32_precision = "tf32" if precision == "tf32" else "ieee"
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    for M, N, K in shapes:
+        sets = operand_sets(M, N, K, dtype, l2)
+        a, b = sets[0]
+        ref = a.double() @ b.double()
+        esize = a.element_size()
+        shape_rows = []
+        for impl in impls.registry(precision):
+            progress.update(1)
+            if only and not any(o in impl.name for o in only):
+                continue
+            row = dict(precision=precision, impl=impl.name, level=impl.level, shape=f"{M}x{N}x{K}", M=M, N=N, K=K,
+                       tile="cuBLAS" if impl.tile is None else "x".join(map(str, impl.tile)), ms=None, tflops=None,
+                       pct_torch=None, x_naive=None, model_bytes=None, intensity=None, rel_err=None, note=None)
+            if impl.name in impls.SLOW and M * N * K > impls.SLOW_CAP:
+                row["note"] = "skipped: > 4096^3 (slow)"
+                shape_rows.append(row)
+                continue
+            out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+            impl.run(a, b, out)  # build, compile and tune here, outside the timing
+            torch.cuda.synchronize()
+            row["rel_err"] = rel_err(out, ref)
+            tile = impl.tile
+            if impl.name == "tritonmm (autotuned)":
+                from tritonmm.matmul import Launch, resolve_precision
+                from tritonmm.tune import choose_config
+                launch = Launch(a, b, out, resolve_precision(dtype, {"fp32": "ieee", "tf32": "tf32"}.get(precision)))
+                cfg = choose_config(launch)
+                tile = (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"])
+                row["tile"] = f"{tile[0]}x{tile[1]}x{cfg.kwargs['BLOCK_K']} ({launch.path})"
+            cycle = itertools.cycle(sets)
+            row["ms"] = timing.median_ms(lambda: impl.run(*next(cycle), out))
+            row["tflops"] = timing.tflops(M, N, K, row["ms"])
+            row["model_bytes"] = traffic.modeled_bytes(M, N, K, esize, tile)
+            row["intensity"] = traffic.intensity(M, N, K, row["model_bytes"])
+            shape_rows.append(row)
+        base = {r["impl"]: r["ms"] for r in shape_rows if r["ms"]}
+        for r in shape_rows:
+            if r["ms"] and base.get("torch.mm"):
+                r["pct_torch"] = 100 * base["torch.mm"] / r["ms"]
+            if r["ms"] and base.get("cuda naive"):
+                r["x_naive"] = base["cuda naive"] / r["ms"]
+        rows += shape_rows
+    return rows
+
+
+def cpu_fallback() -> int:
+    """No GPU: say so, check the Triton kernel in the interpreter, print the bytes model."""
+    from tabulate import tabulate
+    print("No CUDA GPU found: timing needs one. Running what works on the CPU instead: "
+          "the Triton kernel in Triton's interpreter, and the modeled-traffic table.")
+    M, N, K = 64, 48, 40
+    a, b = torch.randn(M, K), torch.randn(K, N)
+    err = rel_err(tritonmm.matmul(a, b), a.double() @ b.double())
+    print(f"\ntritonmm.matmul in the interpreter, {M}x{N}x{K} float32: relative error {err:.1e} "
+          f"against float64 ({'ok' if err < 1e-4 else 'WRONG'})")
+    rows = []
+    n = 4096
+    for name, tile in [("naive (no reuse)", (1, 1)), ("tiled T=8", (8, 8)), ("tiled T=16", (16, 16)),
+                       ("tiled T=32", (32, 32)), ("blocktile 64x64", (64, 64)), ("128x128", (128, 128)),
+                       ("128x256", (128, 256))]:
+        nbytes = traffic.modeled_bytes(n, n, n, 4, tile)
+        rows.append([name, "x".join(map(str, tile)), f"{nbytes / 1e9:.2f}", f"{traffic.intensity(n, n, n, nbytes):.1f}"])
+    print(f"\nModeled global traffic for {n}^3 float32 (each input once: "
+          f"{traffic.minimum_bytes(n, n, n, 4) / 1e9:.2f} GB):")
+    print(tabulate(rows, headers=["tiling", "tile", "GB moved", "FLOP/byte"]))
+    return 0 if err < 1e-4 else 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="a few shapes, a few minutes")
+    p.add_argument("--preset", choices=sorted(PRESETS), action="append", help="shape preset (repeatable)")
+    p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
+    p.add_argument("--dtype", choices=sorted(DTYPES), action="append",
+                   help="fp32 (IEEE), tf32, fp16, bf16 (repeatable; default all)")
+    p.add_argument("--impl", action="append", help="run implementations whose name contains this (repeatable)")
+    p.add_argument("--out", help="write results.json, results.csv and PNG plots here")
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        return cpu_fallback()
+
+    from tqdm import tqdm
+    shapes = list(args.shape)
+    for preset in args.preset or []:
+        shapes += PRESETS[preset]
+    if not shapes:
+        shapes = QUICK if args.quick else PRESETS["square"] + PRESETS["odd"]
+    precisions = args.dtype or (["fp32", "tf32", "bf16"] if args.quick else ["fp32", "tf32", "fp16", "bf16"])
+    meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+                python=platform.python_version(), date=datetime.date.today().isoformat(),
+                command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+    meta["copy_TBps"] = copy_bandwidth_TBps()
+    total = sum(len(impls.registry(pr)) for pr in precisions) * len(shapes)
+    rows = []
+    with tqdm(total=total, desc="benchmarks", file=sys.stderr) as progress:
+        for precision in precisions:
+            rows += measure(precision, shapes, args.impl, progress)
+    meta["peaks_tflops"] = {pr: max((r["tflops"] for r in rows if r["precision"] == pr and r["impl"] == "torch.mm"
+                                     and r["tflops"]), default=None) for pr in precisions}
+    print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
+          f"device copy {meta['copy_TBps']:.2f} TB/s; do_bench medians")
+    for precision in precisions:
+        print(f"\n## {precision}" + (" (IEEE, TF32 off)" if precision == "fp32" else ""))
+        print(report.table([r for r in rows if r["precision"] == precision]))
+    if args.out:
+        from pathlib import Path
+        for path in report.write(rows, meta, Path(args.out)):
+            print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One device call that builds, tests and measures everything; short tables printed last.
+#   usage (on the GPU machine, repo root): bash bench/device_check.sh [quick|full]
+# Logs and results go under $OUT (default /tmp/tritonmm-out).
+set -o pipefail
+OUT=${OUT:-/tmp/tritonmm-out}
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITONMM_CACHE_DIR=$OUT/tuning-cache
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+
+echo "== build the CUDA ladder"
+/usr/bin/time -f "build %es" python3 -c "from cuda_reference.build import load; load()" 2>&1 | tail -2
+/usr/bin/time -f "cached load %es" python3 -c "from cuda_reference.build import load; load()" 2>&1 | tail -1
+
+echo "== pytest (GPU)"
+python3 -m pytest -q -p no:cacheprovider -p no:warnings 2>&1 | tee "$OUT/pytest.log" | tail -4
+
+echo "== compute-sanitizer over the ladder"
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool $tool --error-exitcode 1 python3 -m cuda_reference.sanitize > "$OUT/sanitize-$tool.log" 2>&1
+  echo "$tool: exit $? ; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
+done
+
+echo "== tuning: cold bf16 4096^3 with empty caches, then a warm process"
+rm -rf "$TRITONMM_CACHE_DIR"
+TRITON_CACHE_DIR=$OUT/triton-cold /usr/bin/time -f "cold tune wall %es" \
+  python3 -m tritonmm.tune --shape 4096x4096x4096 --dtype bf16 2>&1 | tee "$OUT/tune-cold.log" | grep -E "wall|kept|^\*|^ +\*" | head -5
+grep -E "^\s*\*" "$OUT/tune-cold.log" | head -1
+python3 - <<'PY' 2>&1 | tee "$OUT/tune-warm.log"
+import torch, tritonmm
+from tritonmm import timing
+a, b = torch.randn(4096, 4096, device="cuda").bfloat16(), torch.randn(4096, 4096, device="cuda").bfloat16()
+out = torch.empty(4096, 4096, device="cuda", dtype=torch.bfloat16)
+tritonmm.matmul(a, b, out=out)
+calls = timing.calls
+ms = timing.median_ms(lambda: tritonmm.matmul(a, b, out=out))
+print(f"warm process: {calls} benchmark calls before timing; cached config runs at {timing.tflops(4096, 4096, 4096, ms):.0f} TFLOP/s")
+PY
+
+echo "== bench"
+if [ "${1:-quick}" = full ]; then
+  python3 -m bench --out "$OUT/results" 2>"$OUT/bench.err" | tee "$OUT/bench.log"
+else
+  python3 -m bench --quick --out "$OUT/results" 2>"$OUT/bench.err" | tee "$OUT/bench.log"
+fi
+echo "== issue 2 targets: autotuned tritonmm vs torch.mm, one run"
+python3 -m bench --shape 4096x4096x4096 --shape 8192x8192x8192 --dtype bf16 --dtype fp16 --dtype tf32 --dtype fp32 \
+  --impl torch.mm --impl "tritonmm (autotuned)" 2>>"$OUT/bench.err" | tee "$OUT/targets.log"

@@ -1,0 +1,57 @@
+"""One registry of every implementation the benchmark runs, at each level of tiling."""
+from typing import Callable, NamedTuple
+
+import torch
+
+import tritonmm
+
+# The naive CUDA kernels take ~0.2 s a call at 8192^3; above this many multiply-adds they are skipped.
+SLOW_CAP = 4096 ** 3
+SLOW = {"cuda naive", "cuda coalesced"}
+
+
+class Impl(NamedTuple):
+    name: str
+    level: str  # thread | block | library
+    tile: tuple | None  # (BM, BN) one block owns, for the bytes model; None when unknown
+    precisions: tuple  # which tables it appears in: "fp32", "tf32", "fp16", "bf16"
+    run: Callable  # run(a, b, out) -> None
+    pinned: dict | None = None  # a pinned tritonmm config
+
+
+def _cuda(kernel, **params):
+    import cuda_reference
+    return lambda a, b, out: cuda_reference.matmul(a, b, kernel, out=out, **params)
+
+
+def _tritonmm(precision, config=None):
+    def run(a, b, out):
+        tritonmm.matmul(a, b, out=out, config=config, input_precision=precision)
+    return run
+
+
+def _torch(a, b, out):
+    torch.mm(a, b, out=out)
+
+
+def registry(precision: str) -> list:
+    """Every implementation for one table; precision is 'fp32' (IEEE), 'tf32', 'fp16' or 'bf16'."""
+    tm_prec = {"fp32": "ieee", "tf32": "tf32"}.get(precision)
+    impls = [Impl("torch.mm", "library", None, ("fp32", "tf32", "fp16", "bf16"), _torch)]
+    if precision == "fp32":
+        impls += [
+            Impl("cuda naive", "thread", (1, 1), ("fp32",), _cuda("naive")),
+            Impl("cuda coalesced", "thread", (1, 1), ("fp32",), _cuda("coalesced")),
+            *[Impl(f"cuda tiled T={t}", "thread", (t, t), ("fp32",), _cuda("tiled", tile=t)) for t in (8, 16, 32)],
+            Impl("cuda blocktile_1d", "thread", (64, 64), ("fp32",), _cuda("blocktile_1d")),
+            Impl("cuda blocktile_2d", "thread", (128, 128), ("fp32",), _cuda("blocktile_2d")),
+            Impl("cuda vectorized", "thread", (128, 128), ("fp32",), _cuda("vectorized")),
+            *[Impl(f"cuda warptile {t}thr", "thread", (128, 128), ("fp32",), _cuda("warptile", threads=t))
+              for t in (128, 256)],
+        ]
+    impls.append(Impl("tritonmm (autotuned)", "block", None, ("fp32", "tf32", "fp16", "bf16"), _tritonmm(tm_prec)))
+    for bm, bn, bk, warps in ((32, 32, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8)):
+        cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=3)
+        impls.append(Impl(f"tritonmm {bm}x{bn}x{bk}", "block", (bm, bn), ("fp32", "tf32", "fp16", "bf16"),
+                          _tritonmm(tm_prec, cfg), cfg))
+    return [i for i in impls if precision in i.precisions]

@@ -1,0 +1,80 @@
+"""Tables (tabulate), CSV/JSON and PNG plots (matplotlib) of benchmark rows."""
+import csv
+import json
+from pathlib import Path
+
+from tabulate import tabulate
+
+COLUMNS = ["impl", "level", "tile", "shape", "ms", "TFLOP/s", "% torch.mm", "x naive", "model GB", "FLOP/B", "rel err"]
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def table(rows: list) -> str:
+    out = []
+    for r in rows:
+        out.append([r["impl"], r["level"], r["tile"], r["shape"], r.get("note") or _fmt(r["ms"], ".3f"),
+                    _fmt(r["tflops"], ".1f"), _fmt(r["pct_torch"], ".0f"), _fmt(r["x_naive"], ".1f"),
+                    _fmt(r["model_bytes"] and r["model_bytes"] / 1e9, ".2f"), _fmt(r["intensity"], ".0f"),
+                    _fmt(r["rel_err"], ".1e")])
+    return tabulate(out, headers=COLUMNS, disable_numparse=True)
+
+
+def write(rows: list, meta: dict, out_dir: Path) -> list:
+    """results.json, results.csv and the plots under out_dir; returns the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    with open(out_dir / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["impl"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return [out_dir / "results.json", out_dir / "results.csv", *plots(rows, meta, out_dir)]
+
+
+def plots(rows: list, meta: dict, out_dir: Path) -> list:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    measured = [r for r in rows if r["tflops"]]
+    precisions = sorted({r["precision"] for r in measured})
+    fig, axes = plt.subplots(len(precisions), 1, figsize=(12, 3.6 * len(precisions)), squeeze=False)
+    for ax, prec in zip(axes[:, 0], precisions):
+        sub = [r for r in measured if r["precision"] == prec]
+        shapes = list(dict.fromkeys(r["shape"] for r in sub))
+        impls = list(dict.fromkeys(r["impl"] for r in sub))
+        width = 0.8 / len(impls)
+        for i, impl in enumerate(impls):
+            ys = [next((r["tflops"] for r in sub if r["impl"] == impl and r["shape"] == s), 0) for s in shapes]
+            ax.bar([x + i * width for x in range(len(shapes))], ys, width, label=impl)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))], shapes, rotation=20, fontsize=7)
+        ax.set_ylabel("TFLOP/s")
+        ax.set_title(f"{prec}: TFLOP/s per implementation and shape ({meta.get('gpu', '')})", fontsize=9)
+        ax.legend(fontsize=6, ncol=4)
+    fig.tight_layout()
+    fig.savefig(out_dir / "tflops.png", dpi=110)
+    written.append(out_dir / "tflops.png")
+
+    bw = meta.get("copy_TBps")
+    if bw:
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+        xs = [2 ** e for e in range(-2, 14)]
+        for prec in precisions:
+            sub = [r for r in measured if r["precision"] == prec and r["intensity"]]
+            peak = meta["peaks_tflops"].get(prec)
+            if peak:
+                ax.plot(xs, [min(peak, x * bw) for x in xs], lw=1, label=f"{prec} roof (torch.mm peak {peak:.0f})")
+            ax.scatter([r["intensity"] for r in sub], [r["tflops"] for r in sub], s=12, label=f"{prec} measured")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("modeled arithmetic intensity (FLOP per byte of global traffic)")
+        ax.set_ylabel("TFLOP/s")
+        ax.set_title(f"Roofline: copy bandwidth {bw:.2f} TB/s measured, peaks = best torch.mm seen", fontsize=9)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out_dir / "roofline.png", dpi=110)
+        written.append(out_dir / "roofline.png")
+    return written

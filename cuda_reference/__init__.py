@@ -1,0 +1,101 @@
+"""cuda_reference: the thread-level side of tiling, as a ladder of raw CUDA SGEMM kernels.
+
+    import cuda_reference
+    c = cuda_reference.matmul(a, b, kernel="tiled", tile=32)
+
+Each step of the ladder is one file in kernels/, opening with what it changes and why;
+KERNELS describes them. All are fp32, row-major, any M, N, K.
+"""
+from typing import NamedTuple
+
+import torch
+
+
+class KernelInfo(NamedTuple):
+    step: int
+    file: str
+    description: str
+    params: dict  # parameter -> allowed values (the first is the default)
+    tile: str  # what one block owns, for tables
+
+
+KERNELS = {
+    "naive": KernelInfo(1, "01_naive.cu", "one thread per C element, operands from global memory, uncoalesced",
+                        {}, "1x1"),
+    "coalesced": KernelInfo(2, "02_coalesced.cu", "as naive, threadIdx.x along a row of C: coalesced loads",
+                            {}, "1x1"),
+    "tiled": KernelInfo(3, "03_tiled.cu", "the classic kernel: TILE x TILE __shared__ tiles, two __syncthreads per K step",
+                        {"tile": (32, 16, 8)}, "TxT"),
+    "blocktile_1d": KernelInfo(4, "04_blocktile_1d.cu", "64x64 block tile, 8 results per thread down a column",
+                               {}, "64x64"),
+    "blocktile_2d": KernelInfo(5, "05_blocktile_2d.cu", "128x128 block tile, an 8x8 register tile per thread",
+                               {}, "128x128"),
+    "vectorized": KernelInfo(6, "06_vectorized.cu", "as blocktile_2d with float4 loads, A transposed in shared memory",
+                             {}, "128x128"),
+    "warptile": KernelInfo(7, "07_warptile.cu", "block, warp and thread tiles: 128x128 blocks, 64-row warp tiles",
+                           {"threads": (128, 256)}, "128x128"),
+}
+
+
+def launcher_name(kernel: str, params: dict) -> str:
+    """Checks kernel and params against KERNELS; returns the launcher's name in the extension."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}")
+    info = KERNELS[kernel]
+    unknown = set(params) - set(info.params)
+    if unknown:
+        allowed = ", ".join(info.params) or "none"
+        raise ValueError(f"kernel {kernel!r} takes no parameter {sorted(unknown)}; its parameters: {allowed}")
+    name = kernel
+    for param, allowed in info.params.items():
+        value = params.get(param, allowed[0])
+        if value not in allowed:
+            raise ValueError(f"{param}={value!r} is not built for kernel {kernel!r}; choose one of {allowed}")
+        name += f"_{value}"
+    return name
+
+
+def _check(a, b, out):
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {tuple(t.shape)}")
+        if t.dtype != torch.float32:
+            raise TypeError(f"{name} is {t.dtype}; the CUDA reference kernels need float32: {name}.float()")
+        if t.device.type != "cuda":
+            raise ValueError(f"{name} is on {t.device}; the CUDA reference kernels need CUDA tensors: {name}.cuda()")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} is not contiguous (strides {t.stride()}); the kernels read row-major "
+                             f"memory: pass {name}.contiguous()")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    if a.device != b.device:
+        raise ValueError(f"a is on {a.device} but b is on {b.device}")
+    if out is not None:
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"out must be a torch.Tensor or None, got {type(out).__name__}")
+        shape = (a.shape[0], b.shape[1])
+        if tuple(out.shape) != shape or out.dtype != torch.float32 or out.device != a.device or not out.is_contiguous():
+            raise ValueError(f"out must be a contiguous float32 tensor of shape {shape} on {a.device}; got "
+                             f"{out.dtype} {tuple(out.shape)} on {out.device}, strides {out.stride()}")
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, kernel: str = "tiled", *, out=None, **params) -> torch.Tensor:
+    """C = a @ b with one kernel of the ladder. a, b: contiguous float32 CUDA tensors."""
+    name = launcher_name(kernel, params)
+    _check(a, b, out)
+    from .build import load
+    ext = load()
+    M, K = a.shape
+    N = b.shape[1]
+    if out is None:
+        out = torch.empty((M, N), dtype=torch.float32, device=a.device)
+    if M == 0 or N == 0:
+        return out
+    if K == 0:
+        return out.zero_()
+    with torch.cuda.device(a.device):
+        stream = torch.cuda.current_stream().cuda_stream
+        ext.run(name, M, N, K, a.data_ptr(), b.data_ptr(), out.data_ptr(), stream)
+    return out

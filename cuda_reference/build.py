@@ -1,0 +1,84 @@
+"""Builds every kernel of the ladder into one extension with torch's load_inline.
+
+The .cu files include no torch header: their launchers take raw pointers, and the only
+C++ that sees Python is the small pybind11 shim below, so nvcc compiles just the kernels
+(torch's headers are most of a typical extension's build time). torch caches the build
+under $TORCH_EXTENSIONS_DIR (default ~/.cache/torch_extensions), keyed by a hash of the
+sources and flags: a second process loads it in about a second, and any change to a .cu
+file rebuilds it. A compiler error raises RuntimeError carrying nvcc's own message.
+"""
+import functools
+import os
+from pathlib import Path
+
+KERNEL_DIR = Path(__file__).parent / "kernels"
+EXTENSION_NAME = "tritonmm_cuda_reference"
+
+# Every launcher the .cu files define, by the name the Python side asks for.
+LAUNCHERS = ["naive", "coalesced", "tiled_8", "tiled_16", "tiled_32", "blocktile_1d", "blocktile_2d",
+             "vectorized", "warptile_128", "warptile_256"]
+
+_BINDINGS = r"""
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <cuda_runtime.h>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+using Launcher = cudaError_t (*)(int, int, int, const float*, const float*, float*, cudaStream_t);
+%(declarations)s
+static const std::vector<std::pair<std::string, Launcher>> kLaunchers = {%(table)s};
+
+// Launches one kernel on the given stream; raises with CUDA's error string if the launch fails.
+void run(const std::string& name, int M, int N, int K, std::uintptr_t a, std::uintptr_t b, std::uintptr_t c,
+         std::uintptr_t stream) {
+  for (const auto& entry : kLaunchers) {
+    if (entry.first != name) continue;
+    cudaError_t err = entry.second(M, N, K, reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b),
+                                   reinterpret_cast<float*>(c), reinterpret_cast<cudaStream_t>(stream));
+    if (err != cudaSuccess) throw std::runtime_error(name + ": " + cudaGetErrorString(err));
+    return;
+  }
+  throw std::invalid_argument("no CUDA reference kernel named " + name);
+}
+
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const auto& entry : kLaunchers) out.push_back(entry.first);
+  return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("run", &run, "launch a kernel: run(name, M, N, K, a_ptr, b_ptr, c_ptr, stream)");
+  m.def("names", &names, "the kernels this build holds");
+}
+"""
+
+
+def sources():
+    """(the C++ shim, the concatenated .cu files in ladder order)."""
+    decls = "\n".join(f"cudaError_t launch_{n}(int, int, int, const float*, const float*, float*, cudaStream_t);"
+                      for n in LAUNCHERS)
+    table = ", ".join(f'{{"{n}", launch_{n}}}' for n in LAUNCHERS)
+    cpp = _BINDINGS % dict(declarations=decls, table=table)
+    cuda = "\n".join(p.read_text() for p in sorted(KERNEL_DIR.glob("[0-9][0-9]_*.cu")))
+    return cpp, cuda
+
+
+@functools.lru_cache(maxsize=None)
+def load(verbose: bool = False):
+    """Builds (or loads the cached build of) the extension for the visible GPU's architecture.
+    Without a GPU, set TORCH_CUDA_ARCH_LIST (e.g. 9.0) to compile for a chosen one."""
+    from torch.utils.cpp_extension import load_inline
+
+    cpp, cuda = sources()
+    return load_inline(
+        name=EXTENSION_NAME, cpp_sources=[cpp], cuda_sources=[cuda], with_cuda=True,
+        no_implicit_headers=True,  # the sources include what they use; no torch/extension.h
+        extra_include_paths=[str(KERNEL_DIR)],
+        extra_cflags=["-O3"], extra_cuda_cflags=["-O3", "-lineinfo"],
+        verbose=verbose or bool(os.environ.get("TRITONMM_VERBOSE_BUILD")),
+    )

@@ -1,0 +1,43 @@
+"""Test setup: without a GPU, Triton's interpreter runs the kernels on the CPU.
+
+TRITON_INTERPRET must be set before triton is first imported, so it is set here, at
+collection time. Tuning results go to a temporary cache, never the user's.
+"""
+import os
+import shutil
+import tempfile
+
+import torch
+
+HAS_GPU = torch.cuda.is_available()
+if not HAS_GPU:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ["TRITONMM_CACHE_DIR"] = tempfile.mkdtemp(prefix="tritonmm-test-cache-")
+
+import pytest  # noqa: E402
+
+DEVICE = "cuda" if HAS_GPU else "cpu"
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords and not HAS_GPU:
+            item.add_marker(skip_gpu)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(os.environ["TRITONMM_CACHE_DIR"], ignore_errors=True)
+
+
+@pytest.fixture
+def device():
+    return DEVICE
+
+
+def rel_err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:
+    """Relative Frobenius error of out against a float64 product; NaN anywhere fails."""
+    ref = a.double() @ b.double()
+    if torch.isnan(out).any():
+        return float("inf")
+    return ((out.double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()

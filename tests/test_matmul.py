@@ -1,0 +1,195 @@
+"""tritonmm.matmul against float64, in the interpreter on the CPU and on the GPU."""
+import itertools
+
+import pytest
+import torch
+from conftest import HAS_GPU, rel_err
+
+import tritonmm
+from tritonmm.matmul import Launch, resolve_precision, torch_uses_tf32
+from tritonmm.tune import operands
+
+# Per-dtype bounds on the relative Frobenius error. fp32 defaults to IEEE (torch's default).
+BOUND = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+DTYPES = [torch.float16, torch.bfloat16, torch.float32]
+ODD = [(1, 1, 1), (1, 7, 31), (7, 1, 33), (31, 33, 1), (33, 65, 31), (65, 127, 129), (127, 31, 65)]
+
+
+def run(a, b, **kw):
+    out = torch.full((a.shape[0], b.shape[1]), float("nan"), dtype=a.dtype, device=a.device)
+    return tritonmm.matmul(a, b, out=out, **kw)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", ODD, ids=lambda s: "x".join(map(str, s)))
+def test_odd_shapes(shape, dtype, device):
+    a, b = operands(*shape, dtype, "NN", device)
+    assert rel_err(run(a, b), a, b) < BOUND[dtype]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("shape", [(48, 80, 96), (33, 17, 65)], ids=["aligned", "odd"])
+def test_layouts_both_paths(layout, shape, dtype, device):
+    """Transposed views, on the TMA path (16-byte aligned rows) and the pointer path (odd sizes)."""
+    a, b = operands(*shape, dtype, layout, device)
+    out = run(a, b)
+    path = Launch(a, b, out, resolve_precision(dtype, None)).path
+    assert path == ("tma" if shape == (48, 80, 96) and (device == "cpu" or
+                    torch.cuda.get_device_capability()[0] >= 9) else "pointer")
+    assert rel_err(out, a, b) < BOUND[dtype]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_sliced_and_strided_views(dtype, device):
+    big_a = torch.randn(90, 70, device=device).to(dtype)
+    big_b = torch.randn(80, 100, device=device).to(dtype)
+    a = big_a[3:60:2, 5:50]  # stride (140, 1): a step over rows
+    b = big_b[7:52, 1:99:3]  # stride (100, 3): no contiguous dimension at all
+    assert rel_err(run(a, b), a, b) < BOUND[dtype]
+    assert rel_err(run(a.T.contiguous().T, b), a, b) < BOUND[dtype]
+
+
+def test_inputs_not_copied_or_modified(device):
+    a, b = operands(40, 24, 56, torch.float32, "TN", device)
+    a0, b0 = a.clone(), b.clone()
+    tritonmm.matmul(a, b)
+    assert torch.equal(a, a0) and torch.equal(b, b0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_out_is_filled_and_returned(dtype, device):
+    a, b = operands(33, 47, 29, dtype, "NN", device)
+    out = torch.full((33, 47), float("nan"), dtype=dtype, device=device)
+    result = tritonmm.matmul(a, b, out=out)
+    assert result is out
+    assert rel_err(out, a, b) < BOUND[dtype]
+
+
+def test_out_strided_view(device):
+    a, b = operands(20, 30, 40, torch.float32, "NN", device)
+    buf = torch.full((30, 20), float("nan"), device=device)
+    out = buf.T  # a transposed output view
+    tritonmm.matmul(a, b, out=out)
+    assert rel_err(out, a, b) < 1e-5
+
+
+@pytest.mark.parametrize("config", [
+    dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16),
+    dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=32, GROUP_M=4, num_warps=4, num_stages=2),
+    dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=64, num_warps=2, num_stages=1),
+])
+@pytest.mark.parametrize("shape", [(70, 50, 90), (64, 96, 128)], ids=["pointer", "tma"])
+def test_pinned_configs(config, shape, device):
+    import triton
+    a, b = operands(*shape, torch.float16, "NN", device)
+    assert rel_err(run(a, b, config=config), a, b) < BOUND[torch.float16]
+    as_triton = triton.Config({k: v for k, v in config.items() if k.isupper()}, num_warps=config.get("num_warps", 4),
+                              num_stages=config.get("num_stages", 3))
+    assert rel_err(run(a, b, config=as_triton), a, b) < BOUND[torch.float16]
+
+
+def test_zero_sized(device):
+    for dtype in DTYPES:
+        a, b = torch.randn(0, 5, device=device).to(dtype), torch.randn(5, 3, device=device).to(dtype)
+        assert tritonmm.matmul(a, b).shape == (0, 3)
+        a, b = torch.randn(4, 5, device=device).to(dtype), torch.randn(5, 0, device=device).to(dtype)
+        assert tritonmm.matmul(a, b).shape == (4, 0)
+        a, b = torch.randn(4, 0, device=device).to(dtype), torch.randn(0, 3, device=device).to(dtype)
+        out = torch.full((4, 3), float("nan"), dtype=dtype, device=device)
+        assert torch.equal(tritonmm.matmul(a, b, out=out), torch.zeros(4, 3, dtype=dtype, device=device))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_nan_and_inf_propagate_like_torch(dtype, device):
+    a, b = operands(20, 24, 36, dtype, "NN", device)
+    a[3, 5] = float("nan")
+    a[7, 2] = float("inf")
+    b[1, 9] = float("-inf")
+    out = tritonmm.matmul(a, b)
+    ref = (a.double() @ b.double())
+    for kind in (torch.isnan, torch.isposinf, torch.isneginf):
+        assert torch.equal(kind(out), kind(ref)), kind.__name__
+    finite = torch.isfinite(ref)  # rows 3 and 7 and column 9 are not
+    clean_out, clean_ref = out.double()[finite], ref[finite]
+    assert clean_ref.numel() == (20 - 2) * (24 - 1)
+    assert ((clean_out - clean_ref).norm() / clean_ref.norm()).item() < BOUND[dtype]
+
+
+def test_precision_follows_torch(device):
+    flags = torch.backends.cuda.matmul
+    saved = flags.fp32_precision
+    try:
+        flags.fp32_precision = "tf32"
+        assert torch_uses_tf32() and resolve_precision(torch.float32, None) == "tf32"
+        flags.fp32_precision = "ieee"
+        assert not torch_uses_tf32() and resolve_precision(torch.float32, None) == "ieee"
+        assert resolve_precision(torch.float32, "tf32") == "tf32"
+        assert resolve_precision(torch.bfloat16, None) == "native"
+    finally:
+        flags.fp32_precision = saved
+
+
+@pytest.mark.gpu
+def test_tf32_is_used_exactly_when_asked():
+    """On the GPU TF32 is measurably less exact than IEEE: that difference shows which ran."""
+    a, b = operands(512, 384, 1024, torch.float32, "NN", "cuda")
+    ieee = rel_err(run(a, b, input_precision="ieee"), a, b)
+    tf32 = rel_err(run(a, b, input_precision="tf32"), a, b)
+    assert ieee < 1e-5 and 1e-5 < tf32 < 2e-3
+    flags = torch.backends.cuda.matmul
+    saved = flags.fp32_precision
+    try:
+        flags.fp32_precision = "tf32"
+        assert rel_err(run(a, b), a, b) > 1e-5
+        flags.fp32_precision = "ieee"
+        assert rel_err(run(a, b), a, b) < 1e-5
+    finally:
+        flags.fp32_precision = saved
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
+def test_gpu_larger_and_autotuned(dtype, layout):
+    for shape in [(1000, 1000, 1000), (2048, 1536, 1024), (17, 4096, 4096), (4095, 4097, 1531)]:
+        a, b = operands(*shape, dtype, layout, "cuda")
+        assert rel_err(run(a, b), a, b) < BOUND[dtype], shape
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("prec", ["tf32", "ieee"])
+def test_gpu_fp32_precisions(prec):
+    for layout, shape in itertools.product(["NN", "NT", "TN", "TT"], [(1024, 1024, 1024), (333, 517, 1029)]):
+        a, b = operands(*shape, torch.float32, layout, "cuda")
+        assert rel_err(run(a, b, input_precision=prec), a, b) < (2e-3 if prec == "tf32" else 1e-5)
+
+
+@pytest.mark.gpu
+def test_gpu_every_config_of_the_space_is_correct():
+    """Each config the tuner may pick computes the right answer (one compile each)."""
+    for dtype, prec in [(torch.bfloat16, None), (torch.float32, "tf32"), (torch.float32, "ieee")]:
+        for cfg in tritonmm.configs(dtype, prec or "tf32"):
+            a, b = operands(300, 520, 700, dtype, "NN", "cuda")
+            try:
+                out = run(a, b, config=cfg, input_precision=prec)
+            except Exception as e:  # too much shared memory is a legal refusal, not a wrong answer
+                assert "shared memory" in str(e) or "OutOfResources" in type(e).__name__, e
+                continue
+            assert rel_err(out, a, b) < BOUND[dtype], cfg
+
+
+def test_configs_api():
+    for dtype in DTYPES:
+        cfgs = tritonmm.configs(dtype)
+        assert cfgs and all({"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"} <= set(c.kwargs) for c in cfgs)
+    assert tritonmm.configs(torch.float32, "ieee") != tritonmm.configs(torch.float32, "tf32")
+    assert tritonmm.configs(torch.float16) != tritonmm.configs(torch.float32)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="the interpreter's bf16 bug exists only on the CPU")
+def test_interpreter_bf16_is_not_garbage():
+    """Triton's interpreter multiplies bf16 bit patterns (triton#11584); tritonmm must upcast."""
+    a, b = operands(32, 32, 32, torch.bfloat16, "NN", "cpu")
+    assert rel_err(tritonmm.matmul(a, b), a, b) < 1e-2
+    assert rel_err(tritonmm.matmul(a[:, :31], b[:31]), a[:, :31], b[:31]) < 1e-2  # pointer path too

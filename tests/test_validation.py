@@ -1,0 +1,100 @@
+"""Every bad input to tritonmm.matmul is a TypeError or ValueError that names the argument."""
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import HAS_GPU
+
+import tritonmm
+
+
+def ok(device, *shape, dtype=torch.float32):
+    return torch.randn(*shape, device=device).to(dtype)
+
+
+@pytest.mark.parametrize("make, exc, words", [
+    (lambda d: ([[1.0]], ok(d, 1, 1)), TypeError, ["a must be a torch.Tensor", "list"]),
+    (lambda d: (ok(d, 2, 2), 3.0), TypeError, ["b must be a torch.Tensor"]),
+    (lambda d: (ok(d, 2, 3, 4), ok(d, 4, 2)), ValueError, ["a must be a 2-D", "torch.matmul"]),
+    (lambda d: (ok(d, 2, 3), ok(d, 3)), ValueError, ["b must be a 2-D"]),
+    (lambda d: (ok(d, 2, 3), ok(d, 4, 2)), ValueError, ["inner dimensions", "(2, 3)", "(4, 2)"]),
+    (lambda d: (ok(d, 2, 3), ok(d, 3, 2, dtype=torch.float16)), TypeError, ["float32", "float16", "same dtype"]),
+    (lambda d: (ok(d, 2, 3, dtype=torch.float64), ok(d, 3, 2, dtype=torch.float64)), TypeError,
+     ["float64", "torch.float16, torch.bfloat16 or torch.float32"]),
+    (lambda d: (torch.ones(2, 3, dtype=torch.int32, device=d), torch.ones(3, 2, dtype=torch.int32, device=d)),
+     TypeError, ["int32", "supports"]),
+])
+def test_bad_operands(make, exc, words, device):
+    a, b = make(device)
+    with pytest.raises(exc) as info:
+        tritonmm.matmul(a, b)
+    for w in words:
+        assert w in str(info.value)
+
+
+@pytest.mark.parametrize("make_out, exc, words", [
+    (lambda a, d: "x", TypeError, ["out must be a torch.Tensor"]),
+    (lambda a, d: torch.empty(3, 3, device=d), ValueError, ["out has shape (3, 3)", "(4, 5)"]),
+    (lambda a, d: torch.empty(4, 5, device=d, dtype=torch.float16), TypeError, ["out has dtype", "float32"]),
+    (lambda a, d: a[:, :5], ValueError, ["overlaps input a"]),
+    (lambda a, d: torch.empty(1, 5, device=d).expand(4, 5), ValueError, ["zero stride"]),
+])
+def test_bad_out(make_out, exc, words, device):
+    a = ok(device, 4, 6)
+    b = ok(device, 6, 5)
+    with pytest.raises(exc) as info:
+        tritonmm.matmul(a, b, out=make_out(a, device))
+    for w in words:
+        assert w in str(info.value)
+
+
+@pytest.mark.parametrize("config, exc, words", [
+    ("big", TypeError, ["config must be a dict or a triton.Config"]),
+    (dict(BLOCK_M=64, BLOCK_N=64), ValueError, ["missing", "BLOCK_K"]),
+    (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, BLOCK_Q=2), ValueError, ["unknown keys", "BLOCK_Q"]),
+    (dict(BLOCK_M=48, BLOCK_N=64, BLOCK_K=32), ValueError, ["BLOCK_M", "power of two"]),
+    (dict(BLOCK_M=8, BLOCK_N=64, BLOCK_K=32), ValueError, ["at least 16"]),
+    (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=0), ValueError, ["num_warps", "positive"]),
+])
+def test_bad_config(config, exc, words, device):
+    with pytest.raises(exc) as info:
+        tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5), config=config)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_bad_precision(device):
+    with pytest.raises(ValueError, match="input_precision must be None, 'ieee' or 'tf32'"):
+        tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5), input_precision="fp8")
+
+
+def test_bad_autotune_env(device, monkeypatch):
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "yes")
+    from tritonmm import tune
+    tune.forget()
+    with pytest.raises(ValueError, match="TRITONMM_AUTOTUNE must be 0 or 1"):
+        tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5))
+
+
+@pytest.mark.gpu
+def test_mixed_devices():
+    with pytest.raises(ValueError, match="a is on cuda:0 but b is on cpu"):
+        tritonmm.matmul(ok("cuda", 4, 6), ok("cpu", 6, 5))
+    with pytest.raises(ValueError, match="out is on cpu"):
+        tritonmm.matmul(ok("cuda", 4, 6), ok("cuda", 6, 5), out=torch.empty(4, 5))
+
+
+def test_cpu_tensors_without_interpreter_name_the_fix():
+    """A CPU tensor outside interpreter mode says that TRITON_INTERPRET=1 runs it on the CPU."""
+    code = ("import torch, tritonmm\n"
+            "try:\n    tritonmm.matmul(torch.randn(2, 3), torch.randn(3, 2))\n"
+            "except ValueError as e:\n    print('ValueError:', e)\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert "ValueError: a is on the CPU" in out.stdout and "TRITON_INTERPRET=1" in out.stdout, out.stderr
+
+
+@pytest.mark.skipif(HAS_GPU, reason="only the CPU machine has no GPU to point to")
+def test_interpreter_accepts_cpu_tensors():
+    assert tritonmm.matmul(torch.ones(2, 3), torch.ones(3, 2)).sum().item() == 12.0

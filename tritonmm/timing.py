@@ -1,0 +1,35 @@
+"""The one place that times kernels, for the tuner and for bench/.
+
+On a GPU: triton.testing.do_bench (CUDA events, warm-up first, the median of many runs,
+L2 flushed between runs). In Triton's CPU interpreter the same call shape is timed with
+the host clock, so tuning logic can be tested without a GPU. ``calls`` counts every
+timed benchmark, so a test can prove that a warm tuning cache benchmarks nothing.
+"""
+import time
+
+import torch
+import triton
+
+calls = 0
+
+
+def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None):
+    """Median run time of fn() in milliseconds (or the given quantiles, as do_bench returns them)."""
+    global calls
+    calls += 1
+    if torch.cuda.is_available() and not _interpreting():
+        return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=quantiles)
+    fn()  # the interpreter has nothing to warm; one untimed call keeps the shape of do_bench
+    start = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - start) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+def _interpreting() -> bool:
+    from .validation import interpreting
+    return interpreting()
+
+
+def tflops(M: int, N: int, K: int, ms: float) -> float:
+    return 2.0 * M * N * K / (ms * 1e-3) / 1e12

@@ -1,0 +1,174 @@
+"""Tuning: which config a product runs with, and the ``python -m tritonmm.tune`` command.
+
+A config comes from, in order: this process's memory, the disk cache (cache.py), tuning
+(triton.autotune's loop over the pruned config space, timed by timing.py; the winner is
+written to the cache), or, with tuning off (TRITONMM_AUTOTUNE=0, the default in the CPU
+interpreter), a heuristic chosen from the shape. Heuristic picks are never written to disk.
+"""
+import argparse
+import functools
+import sys
+import threading
+
+import torch
+import triton
+
+from . import cache, config_space, timing, validation
+
+_memory: dict = {}  # cache key -> triton.Config, this process
+_active = threading.local()  # the Launch being tuned, for the prune hook and the progress bar
+
+
+def _prune_hook(cfgs, nargs, **kwargs):
+    return _active.launch.prune(cfgs)[0]
+
+
+def _bench_hook(kernel_call, quantiles):
+    result = timing.median_ms(kernel_call, quantiles=quantiles)
+    progress = getattr(_active, "progress", None)
+    if progress is not None:
+        progress.update(1)
+    return result
+
+
+@functools.lru_cache(maxsize=None)
+def _autotuner(path: str, family: str):
+    from .kernel import matmul_kernel, matmul_tma_kernel
+    from .matmul import fit_descriptors
+    kernel, hook = (matmul_tma_kernel, fit_descriptors) if path == "tma" else (matmul_kernel, None)
+    space = [triton.Config(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages, pre_hook=hook)
+             for c in config_space.space(family)]
+    return triton.autotune(configs=space, key=[], prune_configs_by={"early_config_prune": _prune_hook},
+                           do_bench=_bench_hook)(kernel)
+
+
+def tune(launch, progress=None):
+    """Tunes one product over its pruned config space and caches the winner.
+    Returns (best config, {config: median ms} for every config timed)."""
+    tuner = _autotuner(launch.path, config_space.family(launch.dtype, launch.precision))
+    tuner.cache.clear()  # tritonmm's cache decides what is already tuned, not the exact-shape one
+    _active.launch, _active.progress = launch, progress
+    try:
+        tuner[launch.grid](*launch.args, **launch.constants)
+    finally:
+        _active.launch = _active.progress = None
+    best = config_space.make_config(num_warps=tuner.best_config.num_warps,
+                                    num_stages=tuner.best_config.num_stages, **tuner.best_config.kwargs)
+    raw = getattr(tuner, "configs_timings", None) or {tuner.best_config: [float("nan")]}
+    timings = {config_space.make_config(num_warps=c.num_warps, num_stages=c.num_stages, **c.kwargs):
+               (t[0] if isinstance(t, (list, tuple)) else t) for c, t in raw.items()}
+    ms = timings.get(best, float("nan"))
+    cache.store(launch.cache_key(), best, tuned_shape=[launch.M, launch.N, launch.K], ms=ms,
+                tflops=timing.tflops(launch.M, launch.N, launch.K, ms))
+    _memory[launch.cache_key()] = best
+    return best, timings
+
+
+def choose_config(launch) -> triton.Config:
+    key = launch.cache_key()
+    cfg = _memory.get(key) or cache.lookup(key)
+    if cfg is None:
+        if validation.autotune_enabled(default=not validation.interpreting()):
+            cfg, _ = tune(launch)
+        else:
+            cfg = launch.heuristic()
+    _memory[key] = cfg
+    return cfg
+
+
+def forget() -> None:
+    """Drops this process's remembered configs (the disk cache is untouched)."""
+    _memory.clear()
+
+
+# ---------------------------------------------------------------- command line
+
+DTYPES = {"fp16": torch.float16, "float16": torch.float16, "bf16": torch.bfloat16,
+          "bfloat16": torch.bfloat16, "fp32": torch.float32, "float32": torch.float32}
+PRESETS = {
+    "llm": [(m, n, k) for m in (16, 128, 1024, 8192) for n, k in ((4096, 4096), (4096, 14336), (14336, 4096))],
+    "square": [(s, s, s) for s in (1024, 2048, 4096, 8192)],
+}
+
+
+def parse_shape(text: str):
+    try:
+        m, n, k = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape must look like 4096x4096x4096 (MxNxK), got {text!r}")
+    if min(m, n, k) < 1:
+        raise argparse.ArgumentTypeError(f"every dimension must be at least 1, got {text!r}")
+    return m, n, k
+
+
+def operands(M, N, K, dtype, layout="NN", device="cuda"):
+    """Random operands of one shape and layout ('N' row-major, 'T' a transposed view)."""
+    a = torch.randn((K, M) if layout[0] == "T" else (M, K), device=device).to(dtype)
+    b = torch.randn((N, K) if layout[1] == "T" else (K, N), device=device).to(dtype)
+    a = a.T if layout[0] == "T" else a
+    b = b.T if layout[1] == "T" else b
+    return a, b
+
+
+def _table(timings: dict, best, M, N, K) -> str:
+    from tabulate import tabulate
+    rows = []
+    for cfg, ms in sorted(timings.items(), key=lambda kv: kv[1]):
+        k = cfg.kwargs
+        rows.append(["*" if cfg == best else "", k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"],
+                     cfg.num_warps, cfg.num_stages, f"{ms:.4f}", f"{timing.tflops(M, N, K, ms):.1f}"])
+    return tabulate(rows, headers=["best", "BM", "BN", "BK", "GROUP_M", "warps", "stages", "ms", "TFLOP/s"])
+
+
+def main(argv=None) -> int:
+    from tqdm import tqdm
+
+    from .matmul import Launch, resolve_precision
+    p = argparse.ArgumentParser(prog="python -m tritonmm.tune",
+                                description="Tune tritonmm.matmul for given shapes and store the winners "
+                                            f"in the tuning cache ({cache.cache_file()}).")
+    p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="a named list of shapes")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="bf16")
+    p.add_argument("--precision", choices=["ieee", "tf32"], help="float32 only (default: as torch.mm)")
+    p.add_argument("--layout", choices=["NN", "NT", "TN", "TT"], default="NN",
+                   help="N: row-major operand, T: a transposed view (NT is x @ W.T)")
+    p.add_argument("--list", action="store_true", help="show what the cache holds")
+    p.add_argument("--clear", action="store_true", help="empty the cache")
+    args = p.parse_args(argv)
+
+    if args.clear:
+        print(f"cleared {cache.clear()} entries from {cache.cache_file()}")
+    if args.list:
+        from tabulate import tabulate
+        rows = [[k, e["tile"], e["num_warps"], e["num_stages"], e.get("tflops")] for k, e in
+                sorted(cache.entries().items())]
+        print(f"{len(rows)} entries in {cache.cache_file()}")
+        print(tabulate(rows, headers=["key", "tile", "warps", "stages", "TFLOP/s when tuned"]))
+    shapes = args.shape + PRESETS.get(args.preset, [])
+    if not shapes:
+        if not (args.list or args.clear):
+            p.error("give --shape, --preset, --list or --clear")
+        return 0
+    if not torch.cuda.is_available():
+        print("tritonmm.tune: no CUDA GPU here; tuning times kernels on a GPU. Nothing tuned.")
+        return 0
+    dtype = DTYPES[args.dtype]
+    precision = resolve_precision(dtype, args.precision)
+    for M, N, K in tqdm(shapes, desc="shapes", disable=len(shapes) == 1):
+        a, b = operands(M, N, K, dtype, args.layout)
+        launch = Launch(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
+        space = config_space.space(config_space.family(dtype, precision))
+        kept, dropped = launch.prune(space)
+        why = ", ".join(f"{n} for {reason}" for reason, n in dropped.items()) or "none"
+        print(f"\n{M}x{N}x{K} {dtype} {precision} {args.layout} ({launch.path} kernel): "
+              f"{len(kept)} of {len(space)} configs kept; pruned {why}")
+        with tqdm(total=len(kept), desc="configs", leave=False) as bar:
+            best, timings = tune(launch, progress=bar)
+        print(_table(timings, best, M, N, K))
+    print(f"\nwrote {cache.cache_file()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
