@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One device call that builds, tests and measures everything; short tables printed last.
-#   usage (on the GPU machine, repo root): bash bench/device_check.sh [quick|full]
+#   usage (on the GPU machine, repo root): bash bench/device_check.sh STAGE...
+#   stages: tests (build, pytest, sanitizers), tuning, quick | full (bench), targets
+# A device command may run 10 minutes: run tests in one call, the rest in another.
 # Logs and results go under $OUT (default /tmp/tritonmm-out).
 set -o pipefail
 OUT=${OUT:-/tmp/tritonmm-out}
@@ -9,6 +11,9 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITONMM_CACHE_DIR=$OUT/tuning-cache
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 
+stage() { [[ " $STAGES " == *" $1 "* ]]; }
+STAGES="$*"
+if stage tests; then
 echo "== build the CUDA ladder"
 /usr/bin/time -f "build %es" python3 -c "from cuda_reference.build import load; load()" 2>&1 | tail -2
 /usr/bin/time -f "cached load %es" python3 -c "from cuda_reference.build import load; load()" 2>&1 | tail -1
@@ -22,6 +27,8 @@ for tool in memcheck racecheck; do
   echo "$tool: exit $? ; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
 done
 
+fi
+if stage tuning; then
 echo "== tuning: cold bf16 4096^3 with empty caches, then a warm process"
 rm -rf "$TRITONMM_CACHE_DIR"
 TRITON_CACHE_DIR=$OUT/triton-cold /usr/bin/time -f "cold tune wall %es" \
@@ -38,12 +45,19 @@ ms = timing.median_ms(lambda: tritonmm.matmul(a, b, out=out))
 print(f"warm process: {calls} benchmark calls before timing; cached config runs at {timing.tflops(4096, 4096, 4096, ms):.0f} TFLOP/s")
 PY
 
-echo "== bench"
-if [ "${1:-quick}" = full ]; then
-  python3 -m bench --out "$OUT/results" 2>"$OUT/bench.err" | tee "$OUT/bench.log"
-else
-  python3 -m bench --quick --out "$OUT/results" 2>"$OUT/bench.err" | tee "$OUT/bench.log"
 fi
+if stage full; then
+  echo "== bench (full)"
+  python3 -m bench --out "$OUT/results" 2>"$OUT/bench.err" | tee "$OUT/bench.log"
+fi
+if stage quick; then
+  echo "== bench --quick"
+  /usr/bin/time -f "bench --quick wall %es" python3 -m bench --quick --out "$OUT/results" 2>"$OUT/bench.err" \
+    | tee "$OUT/bench.log"
+  tail -1 "$OUT/bench.err"
+fi
+if stage targets; then
 echo "== issue 2 targets: autotuned tritonmm vs torch.mm, one run"
 python3 -m bench --shape 4096x4096x4096 --shape 8192x8192x8192 --dtype bf16 --dtype fp16 --dtype tf32 --dtype fp32 \
   --impl torch.mm --impl "tritonmm (autotuned)" 2>>"$OUT/bench.err" | tee "$OUT/targets.log"
+fi

@@ -13,6 +13,10 @@ HAS_GPU = torch.cuda.is_available()
 if not HAS_GPU:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ["TRITONMM_CACHE_DIR"] = tempfile.mkdtemp(prefix="tritonmm-test-cache-")
+# Heuristic configs unless a test turns tuning on: every config of the spaces is checked on
+# its own (test_gpu_every_config_of_the_space_is_correct), and tuning dozens of shape
+# buckets would only repeat that slowly.
+os.environ.setdefault("TRITONMM_AUTOTUNE", "0")
 
 import pytest  # noqa: E402
 

@@ -151,10 +151,18 @@ def test_tf32_is_used_exactly_when_asked():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
-def test_gpu_larger_and_autotuned(dtype, layout):
+def test_gpu_larger_shapes(dtype, layout):
     for shape in [(1000, 1000, 1000), (2048, 1536, 1024), (17, 4096, 4096), (4095, 4097, 1531)]:
         a, b = operands(*shape, dtype, layout, "cuda")
         assert rel_err(run(a, b), a, b) < BOUND[dtype], shape
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gpu_autotuned_result(dtype, monkeypatch):
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    a, b = operands(1536, 1024, 2048, dtype, "NN", "cuda")
+    assert rel_err(run(a, b), a, b) < BOUND[dtype]
 
 
 @pytest.mark.gpu
