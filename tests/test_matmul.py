@@ -184,7 +184,7 @@ def test_gpu_every_config_of_the_space_is_correct():
             except Exception as e:  # too much shared memory is a legal refusal, not a wrong answer
                 assert "shared memory" in str(e) or "OutOfResources" in type(e).__name__, e
                 continue
-            assert rel_err(out, a, b) < BOUND[dtype], cfg
+            assert rel_err(out, a, b) < (2e-3 if prec == "tf32" else BOUND[dtype]), cfg
 
 
 def test_configs_api():
