@@ -201,3 +201,22 @@ def test_interpreter_bf16_is_not_garbage():
     a, b = operands(32, 32, 32, torch.bfloat16, "NN", "cpu")
     assert rel_err(tritonmm.matmul(a, b), a, b) < 1e-2
     assert rel_err(tritonmm.matmul(a[:, :31], b[:31]), a[:, :31], b[:31]) < 1e-2  # pointer path too
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("shape", [(48, 80, 96), (33, 17, 65)], ids=["aligned", "odd"])
+def test_tf32_staging_all_layouts(layout, shape, device):
+    """TF32 copies non-K-major operands K-major first (matmul._k_major) on every path."""
+    a, b = operands(*shape, torch.float32, layout, device)
+    assert rel_err(run(a, b, input_precision="tf32"), a, b) < 2e-3
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 70), (70, 1), (65, 129), (128, 64)])
+def test_transpose(shape, device):
+    from tritonmm.matmul import transpose
+    x = torch.randn(*shape, device=device)
+    assert torch.equal(transpose(x), x.T)
+    big = torch.randn(2 * shape[0] + 1, 3 * shape[1] + 2, device=device)
+    view = big[1::2, ::3]  # strided in both dimensions
+    assert torch.equal(transpose(view), view.T)
+    assert torch.equal(transpose(x.T), x)

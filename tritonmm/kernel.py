@@ -7,6 +7,8 @@ the barriers, pipelines ``num_stages`` steps ahead and issues tensor-core instru
 
 * ``matmul_kernel`` reads through pointers and masks, so it takes any strides and any
   alignment (sliced views, odd sizes, rows that are not 16-byte multiples).
+* ``transpose_kernel`` copies a matrix transposed, tile by tile: TF32 operands are staged
+  K-major with it (see matmul._k_major).
 * ``matmul_tma_kernel`` reads and writes through TMA tensor descriptors (Hopper's bulk
   tensor copy engine) and is persistent: one program per SM walks many tiles, so tile
   n+1's loads overlap tile n's epilogue. TMA zero-fills out-of-bounds reads and clips
@@ -91,3 +93,14 @@ def matmul_tma_kernel(
         left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
         c_desc.store([off_m, off_n], left.to(c_desc.dtype))
         c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+
+
+@triton.jit
+def transpose_kernel(x_ptr, y_ptr, R, C, stride_xr, stride_xc, BLOCK: tl.constexpr):
+    # y (C x R, contiguous) = x.T. Each program moves one BLOCK x BLOCK tile; the compiler
+    # stages it through shared memory so both the reads and the writes are coalesced.
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + r[:, None].to(tl.int64) * stride_xr + c[None, :] * stride_xc,
+                   mask=(r[:, None] < R) & (c[None, :] < C))
+    tl.store(y_ptr + c[:, None].to(tl.int64) * R + r[None, :], tile.T, mask=(c[:, None] < C) & (r[None, :] < R))
