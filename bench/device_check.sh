@@ -31,7 +31,7 @@ fi
 if stage tuning; then
 echo "== tuning: cold bf16 4096^3 with empty caches, then a warm process"
 rm -rf "$TRITONMM_CACHE_DIR"
-TRITON_CACHE_DIR=$OUT/triton-cold /usr/bin/time -f "cold tune wall %es" \
+TRITON_CACHE_DIR=$(mktemp -d) /usr/bin/time -f "cold tune wall %es" \
   python3 -m tritonmm.tune --shape 4096x4096x4096 --dtype bf16 2>&1 | tee "$OUT/tune-cold.log" | grep -E "wall|kept|^\*|^ +\*" | head -5
 grep -E "^\s*\*" "$OUT/tune-cold.log" | head -1
 python3 - <<'PY' 2>&1 | tee "$OUT/tune-warm.log"
