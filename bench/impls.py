@@ -48,6 +48,8 @@ def registry(precision: str) -> list:
             Impl("cuda vectorized", "thread", (128, 128), ("fp32",), _cuda("vectorized")),
             *[Impl(f"cuda warptile {t}thr", "thread", (128, 128), ("fp32",), _cuda("warptile", threads=t))
               for t in (128, 256)],
+            *[Impl(f"cuda double_buffer {n}blk/SM", "thread", (128, 128), ("fp32",), _cuda("double_buffer", blocks_per_sm=n))
+              for n in (2, 1)],
         ]
     impls.append(Impl("tritonmm (autotuned)", "block", None, ("fp32", "tf32", "fp16", "bf16"), _tritonmm(tm_prec)))
     for bm, bn, bk, warps in ((32, 32, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8)):

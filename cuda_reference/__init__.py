@@ -34,6 +34,8 @@ KERNELS = {
                              {}, "128x128"),
     "warptile": KernelInfo(7, "07_warptile.cu", "block, warp and thread tiles: 128x128 blocks, 64-row warp tiles",
                            {"threads": (128, 256)}, "128x128"),
+    "double_buffer": KernelInfo(8, "08_double_buffer.cu", "warptile (256 threads) with two shared-memory slices: the "
+                                "next slice's global loads overlap this slice's arithmetic", {"blocks_per_sm": (2, 1)}, "128x128"),
 }
 
 

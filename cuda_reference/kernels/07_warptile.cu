@@ -8,81 +8,27 @@
 // contiguous runs that it shares (broadcasts), lowering bank conflicts and shared-memory
 // traffic; with BK = 16 each __syncthreads() pair covers twice the work of step 6.
 // Loads are float4 with A transposed as in step 6.
-#include "common.cuh"
+#include "warptile.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int THREADS>
 __global__ void __launch_bounds__(THREADS)
     warptile_kernel(int M, int N, int K, const float* A, const float* B, float* C, bool vecA, bool vecB,
                     bool vecC) {
-  constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
-  constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
-  static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp per warp tile");
-  static_assert(WMITER * WSUBM == WM && (WSUBM / TM) * (WSUBN / TN) == 32, "32 threads per sub-tile");
-  constexpr int strideA = (THREADS * 4) / BK, strideB = THREADS / (BN / 4);
+  using W = WarpTile<BM, BN, BK, WM, WN, WNITER, TM, TN, THREADS>;
   __shared__ __align__(16) float As[BK * BM];
   __shared__ __align__(16) float Bs[BK * BN];
-
   const int rowBase = blockIdx.y * BM, colBase = blockIdx.x * BN;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
-  const int laneRow = lane / (WSUBN / TN), laneCol = lane % (WSUBN / TN);
-  const int innerRowA = threadIdx.x / (BK / 4), innerColA = threadIdx.x % (BK / 4);
-  const int innerRowB = threadIdx.x / (BN / 4), innerColB = threadIdx.x % (BN / 4);
-
-  float acc[WMITER * TM * WNITER * TN] = {0.f};
-  float regM[WMITER * TM], regN[WNITER * TN];
-  for (int bk = 0; bk < K; bk += BK) {
-#pragma unroll
-    for (int off = 0; off < BM; off += strideA) {
-      const float4 a = load4(A, rowBase + innerRowA + off, bk + innerColA * 4, M, K, K, vecA);
-      As[(innerColA * 4 + 0) * BM + innerRowA + off] = a.x;
-      As[(innerColA * 4 + 1) * BM + innerRowA + off] = a.y;
-      As[(innerColA * 4 + 2) * BM + innerRowA + off] = a.z;
-      As[(innerColA * 4 + 3) * BM + innerRowA + off] = a.w;
-    }
-#pragma unroll
-    for (int off = 0; off < BK; off += strideB)
-      *reinterpret_cast<float4*>(&Bs[(innerRowB + off) * BN + innerColB * 4]) =
-          load4(B, bk + innerRowB + off, colBase + innerColB * 4, K, N, N, vecB);
+  float acc[W::ACC] = {0.f};
+  float4 ra[W::A_LOADS], rb[W::B_LOADS];
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    W::fetch(ra, rb, A, B, M, N, K, rowBase, colBase, k0, vecA, vecB);
+    W::stash(ra, rb, As, Bs);
     __syncthreads();
-#pragma unroll
-    for (int d = 0; d < BK; ++d) {
-#pragma unroll
-      for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-          regM[wm * TM + i] = As[d * BM + warpRow * WM + wm * WSUBM + laneRow * TM + i];
-#pragma unroll
-      for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-        for (int j = 0; j < TN; ++j)
-          regN[wn * TN + j] = Bs[d * BN + warpCol * WN + wn * WSUBN + laneCol * TN + j];
-#pragma unroll
-      for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-        for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-          for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-              acc[(wm * TM + i) * (WNITER * TN) + wn * TN + j] += regM[wm * TM + i] * regN[wn * TN + j];
-    }
-    __syncthreads();
+    W::multiply(As, Bs, acc);
+    __syncthreads();  // before the next slice overwrites As and Bs
   }
-#pragma unroll
-  for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-    for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; j += 4) {
-          const float* r = &acc[(wm * TM + i) * (WNITER * TN) + wn * TN + j];
-          store4(C, make_float4(r[0], r[1], r[2], r[3]), rowBase + warpRow * WM + wm * WSUBM + laneRow * TM + i,
-                 colBase + warpCol * WN + wn * WSUBN + laneCol * TN + j, M, N, N, vecC);
-        }
+  W::store(C, acc, M, N, rowBase, colBase, vecC);
 }
-
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int THREADS>
 cudaError_t launch_warptile(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t s) {
   dim3 grid(CEIL_DIV(N, BN), CEIL_DIV(M, BM));
