@@ -22,15 +22,34 @@ def table(rows: list) -> str:
     return tabulate(out, headers=COLUMNS, disable_numparse=True)
 
 
+def markdown(rows: list, meta: dict, images: list) -> str:
+    """A results page: where and how it was measured, one table per dtype, the plots."""
+    lines = [f"# Benchmark results: {meta['gpu']}", "",
+             f"- Date: {meta['date']}; torch {meta['torch']}, triton {meta['triton']}, Python {meta['python']}",
+             f"- Command: `{meta['command']}`",
+             f"- Timing: triton.testing.do_bench medians after a warm-up run (builds, compiles and tuning "
+             f"excluded); inputs rotated when they fit in L2; relative error against float64.",
+             f"- Measured ceilings: device-to-device copy {meta['copy_TBps']:.2f} TB/s; best torch.mm per dtype: " +
+             ", ".join(f"{k} {v:.0f} TFLOP/s" for k, v in meta["peaks_tflops"].items() if v), ""]
+    for precision in dict.fromkeys(r["precision"] for r in rows):
+        title = " (IEEE, TF32 off)" if precision == "fp32" else ""
+        lines += [f"## {precision}{title}", "", "```", table([r for r in rows if r["precision"] == precision]),
+                  "```", ""]
+    lines += [f"![{p.stem}]({p.name})" for p in images]
+    return "\n".join(lines) + "\n"
+
+
 def write(rows: list, meta: dict, out_dir: Path) -> list:
-    """results.json, results.csv and the plots under out_dir; returns the paths written."""
+    """results.json, results.csv, the plots and RESULTS.md under out_dir; returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     with open(out_dir / "results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["impl"])
         writer.writeheader()
         writer.writerows(rows)
-    return [out_dir / "results.json", out_dir / "results.csv", *plots(rows, meta, out_dir)]
+    images = plots(rows, meta, out_dir)
+    (out_dir / "RESULTS.md").write_text(markdown(rows, meta, images))
+    return [out_dir / "results.json", out_dir / "results.csv", *images, out_dir / "RESULTS.md"]
 
 
 def plots(rows: list, meta: dict, out_dir: Path) -> list:
@@ -49,7 +68,7 @@ def plots(rows: list, meta: dict, out_dir: Path) -> list:
         width = 0.8 / len(impls)
         for i, impl in enumerate(impls):
             ys = [next((r["tflops"] for r in sub if r["impl"] == impl and r["shape"] == s), 0) for s in shapes]
-            ax.bar([x + i * width for x in range(len(shapes))], ys, width, label=impl)
+            ax.bar([x + i * width for x in range(len(shapes))], ys, width, label=impl, color=plt.cm.tab20(i % 20))
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))], shapes, rotation=20, fontsize=7)
         ax.set_ylabel("TFLOP/s")
         ax.set_title(f"{prec}: TFLOP/s per implementation and shape ({meta.get('gpu', '')})", fontsize=9)
@@ -72,7 +91,8 @@ def plots(rows: list, meta: dict, out_dir: Path) -> list:
         ax.set_yscale("log")
         ax.set_xlabel("modeled arithmetic intensity (FLOP per byte of global traffic)")
         ax.set_ylabel("TFLOP/s")
-        ax.set_title(f"Roofline: copy bandwidth {bw:.2f} TB/s measured, peaks = best torch.mm seen", fontsize=9)
+        ax.set_title(f"Roofline on modeled traffic: copy {bw:.2f} TB/s measured, peaks = best torch.mm seen;\n"
+                     "points above a roof get reuse from L2 that the tile model leaves out", fontsize=9)
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(out_dir / "roofline.png", dpi=110)

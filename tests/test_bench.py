@@ -59,5 +59,7 @@ def test_small_gpu_run_writes_results(tmp_path):
         bound = 1e-5 if r["precision"] == "fp32" else 1e-2
         assert r["rel_err"] < bound, r
         assert r["tflops"] > 0
+    page = (tmp_path / "RESULTS.md").read_text()
+    assert "## fp32 (IEEE, TF32 off)" in page and "cuda warptile" in page and "![roofline](roofline.png)" in page
     for f in ("results.csv", "tflops.png", "roofline.png"):
         assert (tmp_path / f).stat().st_size > 0
