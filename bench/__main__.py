@@ -82,7 +82,7 @@ def measure(precision, shapes, only, progress):
             tile = impl.tile
             if impl.name == "tritonmm (autotuned)":
                 from tritonmm.matmul import Launch, resolve_precision
-                from tritonmm.tune import choose_config
+                from tritonmm.tuning import choose_config
                 launch = Launch(a, b, out, resolve_precision(dtype, {"fp32": "ieee", "tf32": "tf32"}.get(precision)))
                 cfg = choose_config(launch)
                 tile = (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"])

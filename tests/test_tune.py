@@ -8,7 +8,7 @@ import torch
 from conftest import HAS_GPU, rel_err
 
 import tritonmm
-from tritonmm import cache, timing, tune
+from tritonmm import cache, timing, tuning
 from tritonmm.matmul import Launch
 from tritonmm.tune import operands
 
@@ -39,7 +39,7 @@ def test_tune_then_a_new_process_benchmarks_nothing(tmp_path, monkeypatch, devic
     out = torch.full(SHAPE[:2], float("nan"), device=device)
     launch = Launch(a, b, out, "ieee")
     before = timing.calls
-    best, timings = tune.tune(launch)
+    best, timings = tuning.tune(launch)
     assert timing.calls - before == len(timings) > 1  # really benchmarked several configs
     assert best in timings and rel_err(out, a, b) < 1e-5
     assert cache.lookup(launch.cache_key()).kwargs == best.kwargs
@@ -55,7 +55,7 @@ def test_tune_then_a_new_process_benchmarks_nothing(tmp_path, monkeypatch, devic
 def test_autotune_off_uses_the_heuristic_and_writes_nothing(tmp_path, monkeypatch, device):
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "0")
-    tune.forget()
+    tuning.forget()
     before = timing.calls
     a, b = operands(96, 80, 72, torch.float16, "NN", device)
     assert rel_err(tritonmm.matmul(a, b), a, b) < 2e-3
@@ -66,7 +66,7 @@ def test_autotune_off_uses_the_heuristic_and_writes_nothing(tmp_path, monkeypatc
 def test_autotune_on_in_process_tunes_once_per_bucket(tmp_path, monkeypatch, device):
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
-    tune.forget()
+    tuning.forget()
     before = timing.calls
     for m in (100, 110, 128):  # one bucket
         a, b = operands(m, 64, 64, torch.float32, "NN", device)

@@ -71,8 +71,8 @@ def test_bad_precision(device):
 
 def test_bad_autotune_env(device, monkeypatch):
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "yes")
-    from tritonmm import tune
-    tune.forget()
+    from tritonmm import tuning
+    tuning.forget()
     with pytest.raises(ValueError, match="TRITONMM_AUTOTUNE must be 0 or 1"):
         tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5))
 

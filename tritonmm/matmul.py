@@ -2,7 +2,7 @@
 
 This module decides precision, picks the kernel path (TMA descriptors when the operands
 allow it, pointers otherwise), builds the grid and launches. Checks live in
-validation.py, tile spaces in config_space.py, tuning and its cache in tune.py/cache.py.
+validation.py, tile spaces in config_space.py, tuning and its cache in tuning.py/cache.py.
 """
 import functools
 from typing import NamedTuple
@@ -11,7 +11,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import config_space, tune, validation
+from . import config_space, tuning, validation
 from .kernel import matmul_kernel, matmul_tma_kernel, transpose_kernel
 
 
@@ -184,5 +184,5 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out=None, config=None, input_pre
     if K == 0:
         return out.zero_()
     launch = Launch(a, b, out, precision)
-    launch.run(pinned or tune.choose_config(launch))
+    launch.run(pinned or tuning.choose_config(launch))
     return out

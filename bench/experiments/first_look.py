@@ -4,7 +4,7 @@ import torch
 from tabulate import tabulate
 
 import tritonmm
-from tritonmm import timing, tune
+from tritonmm import timing, tune, tuning
 from tritonmm.matmul import Launch, resolve_precision
 
 
@@ -18,7 +18,7 @@ def main():
             c = torch.empty(n, n, device="cuda", dtype=dtype)
             precision = resolve_precision(dtype, prec)
             launch = Launch(a, b, c, precision)
-            best, timings = tune.tune(launch)
+            best, timings = tuning.tune(launch)
             for cfg, ms in sorted(timings.items(), key=lambda kv: kv[1]):
                 print(n, dtype, cfg, f"{ms:.3f} ms {timing.tflops(n, n, n, ms):.0f} TF", flush=True)
             torch.backends.cuda.matmul.fp32_precision = "ieee" if prec == "ieee" else "tf32"

@@ -6,7 +6,7 @@ import time
 import torch
 
 import tritonmm
-from tritonmm.tune import choose_config
+from tritonmm.tuning import choose_config
 
 mm = sys.modules["tritonmm.matmul"]
 
