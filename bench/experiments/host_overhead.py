@@ -35,3 +35,11 @@ for dtype, prec in ((torch.bfloat16, None), (torch.float32, "tf32")):
     print(f"  Launch(...) only              {per_call_us(lambda: mm.Launch(a, b, out, precision)):7.1f} us")
     print(f"  launch.run(cfg), prebuilt     {per_call_us(lambda: launch.run(cfg)):7.1f} us")
     print(f"  checks only                   {per_call_us(lambda: mm.validation.check_matmul_args(a, b, out)):7.1f} us")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tritonmm.matmul(a, b, out=out, input_precision=prec)
+    print(f"  tritonmm in a CUDA graph      {per_call_us(graph.replay):7.1f} us")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch.mm(a, b, out=out)
+    print(f"  torch.mm in a CUDA graph      {per_call_us(graph.replay):7.1f} us")
