@@ -48,11 +48,18 @@ struct WarpTile {
     }
   }
 
+  // This thread's warp tile in the block (warpRow, warpCol) and its patch in each sub-tile (laneRow, laneCol).
+  struct Place {
+    int warpRow, warpCol, laneRow, laneCol;
+  };
+  __device__ static Place place() {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    return {warp / (BN / WN), warp % (BN / WN), lane / (WSUBN / TN), lane % (WSUBN / TN)};
+  }
+
   // One BK-deep slice: per k, fill registers from the warp's sub-tiles, then their outer product.
   __device__ static void multiply(const float* As, const float* Bs, float (&acc)[ACC]) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
-    const int laneRow = lane / (WSUBN / TN), laneCol = lane % (WSUBN / TN);
+    const Place p = place();
     float regM[WMITER * TM], regN[WNITER * TN];
 #pragma unroll
     for (int d = 0; d < BK; ++d) {
@@ -60,12 +67,12 @@ struct WarpTile {
       for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
         for (int i = 0; i < TM; ++i)
-          regM[wm * TM + i] = As[d * BM + warpRow * WM + wm * WSUBM + laneRow * TM + i];
+          regM[wm * TM + i] = As[d * BM + p.warpRow * WM + wm * WSUBM + p.laneRow * TM + i];
 #pragma unroll
       for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
         for (int j = 0; j < TN; ++j)
-          regN[wn * TN + j] = Bs[d * BN + warpCol * WN + wn * WSUBN + laneCol * TN + j];
+          regN[wn * TN + j] = Bs[d * BN + p.warpCol * WN + wn * WSUBN + p.laneCol * TN + j];
 #pragma unroll
       for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -79,9 +86,7 @@ struct WarpTile {
   }
 
   __device__ static void store(float* C, const float (&acc)[ACC], int M, int N, int rowBase, int colBase, bool vecC) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
-    const int laneRow = lane / (WSUBN / TN), laneCol = lane % (WSUBN / TN);
+    const Place p = place();
 #pragma unroll
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -91,8 +96,8 @@ struct WarpTile {
 #pragma unroll
           for (int j = 0; j < TN; j += 4) {
             const float* r = &acc[(wm * TM + i) * (WNITER * TN) + wn * TN + j];
-            store4(C, make_float4(r[0], r[1], r[2], r[3]), rowBase + warpRow * WM + wm * WSUBM + laneRow * TM + i,
-                   colBase + warpCol * WN + wn * WSUBN + laneCol * TN + j, M, N, N, vecC);
+            store4(C, make_float4(r[0], r[1], r[2], r[3]), rowBase + p.warpRow * WM + wm * WSUBM + p.laneRow * TM + i,
+                   colBase + p.warpCol * WN + wn * WSUBN + p.laneCol * TN + j, M, N, N, vecC);
           }
   }
 };
