@@ -145,7 +145,7 @@ class Launch:
 
     @property
     def elem_bytes(self) -> int:
-        return torch.empty((), dtype=self.dtype).element_size()
+        return self.dtype.itemsize
 
     def prune(self, cfgs):
         return config_space.prune(cfgs, self.M, self.N, self.K, self.elem_bytes,
@@ -156,7 +156,14 @@ class Launch:
                                       self.facts.num_sms, self.elem_bytes, self.facts.smem_bytes,
                                       self.path == "tma")
 
+    @property
+    def tuning_key(self) -> tuple:
+        """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
+        return (self.facts.name, self.dtype, self.precision, self.path, self.layout,
+                config_space.bucket(self.M), config_space.bucket(self.N), config_space.bucket(self.K))
+
     def cache_key(self) -> str:
+        """tuning_key as the disk cache spells it."""
         from .cache import make_key
         return make_key(self.facts.name, self.dtype, self.precision, self.path, self.layout,
                         self.M, self.N, self.K)

@@ -12,7 +12,7 @@ import triton
 
 from . import cache, config_space, timing, validation
 
-_memory: dict = {}  # cache key -> triton.Config, this process
+_memory: dict = {}  # Launch.tuning_key -> triton.Config, this process
 _active = threading.local()  # the Launch being tuned, for the prune hook and the progress bar
 
 
@@ -57,13 +57,13 @@ def tune(launch, progress=None):
     ms = timings.get(best, float("nan"))
     cache.store(launch.cache_key(), best, tuned_shape=[launch.M, launch.N, launch.K], ms=ms,
                 tflops=timing.tflops(launch.M, launch.N, launch.K, ms))
-    _memory[launch.cache_key()] = best
+    _memory[launch.tuning_key] = best
     return best, timings
 
 
 def choose_config(launch) -> triton.Config:
-    key = launch.cache_key()
-    cfg = _memory.get(key) or cache.lookup(key)
+    key = launch.tuning_key
+    cfg = _memory.get(key) or cache.lookup(launch.cache_key())
     if cfg is None:
         if validation.autotune_enabled(default=not validation.interpreting()):
             cfg, _ = tune(launch)
