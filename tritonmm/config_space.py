@@ -44,6 +44,12 @@ def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8) -> 
                          num_warps=num_warps, num_stages=num_stages)
 
 
+def plain(cfg: triton.Config) -> triton.Config:
+    """The same tile and launch parameters without a pre_hook: the form tritonmm caches and
+    compares (the autotuner's configs carry fit_descriptors as their hook)."""
+    return make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
+
+
 def space(family_name: str) -> list:
     """The configs of one family ('16bit', 'tf32' or 'ieee')."""
     return [make_config(*t) for t in _SPACES[family_name]]

@@ -49,11 +49,9 @@ def tune(launch, progress=None):
         tuner[launch.grid](*launch.args, **launch.constants)
     finally:
         _active.launch = _active.progress = None
-    best = config_space.make_config(num_warps=tuner.best_config.num_warps,
-                                    num_stages=tuner.best_config.num_stages, **tuner.best_config.kwargs)
+    best = config_space.plain(tuner.best_config)
     raw = getattr(tuner, "configs_timings", None) or {tuner.best_config: [float("nan")]}
-    timings = {config_space.make_config(num_warps=c.num_warps, num_stages=c.num_stages, **c.kwargs):
-               (t[0] if isinstance(t, (list, tuple)) else t) for c, t in raw.items()}
+    timings = {config_space.plain(c): (t[0] if isinstance(t, (list, tuple)) else t) for c, t in raw.items()}
     ms = timings.get(best, float("nan"))
     cache.store(launch.cache_key(), best, tuned_shape=[launch.M, launch.N, launch.K], ms=ms,
                 tflops=timing.tflops(launch.M, launch.N, launch.K, ms))
