@@ -9,6 +9,7 @@ import datetime
 import itertools
 import os
 import platform
+import statistics
 import sys
 
 import torch
@@ -53,7 +54,11 @@ def operand_sets(M, N, K, dtype, l2_bytes):
             for _ in range(count)]
 
 
-def measure(precision, shapes, only, progress):
+def measure(precision, shapes, only, progress, rounds=1):
+    """One row per (shape, implementation). With rounds > 1 every implementation of a shape is
+    timed once per round, in turn, and the row keeps the median round: the clock of a
+    power-capped GPU drifts by several percent within a minute, and interleaving makes the
+    drift hit every implementation alike instead of whichever ran last."""
     rows = []
     dtype = DTYPES[precision]
     torch.backends.cuda.matmul.fp32_precision = "tf32" if precision == "tf32" else "ieee"
@@ -63,17 +68,18 @@ def measure(precision, shapes, only, progress):
         a, b = sets[0]
         ref = a.double() @ b.double()
         esize = a.element_size()
-        shape_rows = []
+        shape_rows, timed = [], []
         for impl in impls.registry(precision):
             progress.update(1)
             if only and not any(o in impl.name for o in only):
                 continue
             row = dict(precision=precision, impl=impl.name, level=impl.level, shape=f"{M}x{N}x{K}", M=M, N=N, K=K,
                        tile="cuBLAS" if impl.tile is None else "x".join(map(str, impl.tile)), ms=None, tflops=None,
-                       pct_torch=None, x_naive=None, model_bytes=None, intensity=None, rel_err=None, note=None)
+                       pct_torch=None, x_naive=None, model_bytes=None, intensity=None, rel_err=None, note=None,
+                       spread_pct=None)
+            shape_rows.append(row)
             if impl.name in impls.SLOW and M * N * K > impls.SLOW_CAP:
                 row["note"] = "skipped: > 4096^3 (slow)"
-                shape_rows.append(row)
                 continue
             out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
             impl.run(a, b, out)  # build, compile and tune here, outside the timing
@@ -87,12 +93,18 @@ def measure(precision, shapes, only, progress):
                 cfg = choose_config(launch)
                 tile = (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"])
                 row["tile"] = f"{tile[0]}x{tile[1]}x{cfg.kwargs['BLOCK_K']} ({launch.path})"
-            cycle = itertools.cycle(sets)
-            row["ms"] = timing.median_ms(lambda: impl.run(*next(cycle), out))
-            row["tflops"] = timing.tflops(M, N, K, row["ms"])
             row["model_bytes"] = traffic.modeled_bytes(M, N, K, esize, tile)
             row["intensity"] = traffic.intensity(M, N, K, row["model_bytes"])
-            shape_rows.append(row)
+            cycle = itertools.cycle(sets)
+            timed.append((row, lambda impl=impl, cycle=cycle, out=out: impl.run(*next(cycle), out), []))
+        for _ in range(rounds):
+            for row, fn, times in timed:
+                times.append(timing.median_ms(fn))
+        for row, fn, times in timed:
+            row["ms"] = statistics.median(times)
+            row["tflops"] = timing.tflops(M, N, K, row["ms"])
+            if rounds > 1:
+                row["spread_pct"] = 100 * (max(times) - min(times)) / row["ms"]
         base = {r["impl"]: r["ms"] for r in shape_rows if r["ms"]}
         for r in shape_rows:
             if r["ms"] and base.get("torch.mm"):
@@ -134,8 +146,12 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append",
                    help="fp32 (IEEE), tf32, fp16, bf16 (repeatable; default all)")
     p.add_argument("--impl", action="append", help="run implementations whose name contains this (repeatable)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="time each implementation this many times, interleaved; report the median and spread")
     p.add_argument("--out", help="write results.json, results.csv and PNG plots here")
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
     if not torch.cuda.is_available():
         return cpu_fallback()
 
@@ -154,11 +170,12 @@ def main(argv=None) -> int:
     rows = []
     with tqdm(total=total, desc="benchmarks", file=sys.stderr) as progress:
         for precision in precisions:
-            rows += measure(precision, shapes, args.impl, progress)
+            rows += measure(precision, shapes, args.impl, progress, args.rounds)
     meta["peaks_tflops"] = {pr: max((r["tflops"] for r in rows if r["precision"] == pr and r["impl"] == "torch.mm"
                                      and r["tflops"]), default=None) for pr in precisions}
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
-          f"device copy {meta['copy_TBps']:.2f} TB/s; do_bench medians")
+          f"device copy {meta['copy_TBps']:.2f} TB/s; do_bench medians"
+          + (f", median of {args.rounds} interleaved rounds" if args.rounds > 1 else ""))
     for precision in precisions:
         print(f"\n## {precision}" + (" (IEEE, TF32 off)" if precision == "fp32" else ""))
         print(report.table([r for r in rows if r["precision"] == precision]))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call that builds, tests and measures everything; short tables printed last.
 #   usage (on the GPU machine, repo root): bash bench/device_check.sh STAGE...
-#   stages: tests (build, pytest, sanitizers), tuning, quick | full (bench), targets
+#   stages: tests (build, pytest, sanitizers), tuning, quick | full (bench), targets, llm
 # A device command may run 10 minutes: run tests in one call, the rest in another.
 # Logs and results go under $OUT (default /tmp/tritonmm-out).
 set -o pipefail
@@ -57,7 +57,12 @@ if stage quick; then
   tail -1 "$OUT/bench.err"
 fi
 if stage targets; then
-echo "== issue 2 targets: autotuned tritonmm vs torch.mm, one run"
+echo "== issue 2 targets: autotuned tritonmm vs torch.mm, median of 3 interleaved rounds"
 python3 -m bench --shape 4096x4096x4096 --shape 8192x8192x8192 --dtype bf16 --dtype fp16 --dtype tf32 --dtype fp32 \
-  --impl torch.mm --impl "tritonmm (autotuned)" 2>>"$OUT/bench.err" | tee "$OUT/targets.log"
+  --impl torch.mm --impl "tritonmm (autotuned)" --rounds 3 2>>"$OUT/bench.err" | tee "$OUT/targets.log"
+fi
+if stage llm; then
+echo "== LLM shapes, bf16: autotuned tritonmm vs torch.mm, median of 3 interleaved rounds"
+python3 -m bench --preset llm --dtype bf16 --impl torch.mm --impl "tritonmm (autotuned)" --rounds 3 \
+  2>>"$OUT/bench.err" | tee "$OUT/llm.log"
 fi

@@ -6,6 +6,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 COLUMNS = ["impl", "level", "tile", "shape", "ms", "TFLOP/s", "% torch.mm", "x naive", "model GB", "FLOP/B", "rel err"]
+SPREAD = "spread %"  # (slowest - fastest round) / median, shown when rows were timed in several rounds
 
 
 def _fmt(v, spec):
@@ -13,13 +14,14 @@ def _fmt(v, spec):
 
 
 def table(rows: list) -> str:
+    rounds = any(r.get("spread_pct") is not None for r in rows)
     out = []
     for r in rows:
         out.append([r["impl"], r["level"], r["tile"], r["shape"], r.get("note") or _fmt(r["ms"], ".3f"),
                     _fmt(r["tflops"], ".1f"), _fmt(r["pct_torch"], ".0f"), _fmt(r["x_naive"], ".1f"),
                     _fmt(r["model_bytes"] and r["model_bytes"] / 1e9, ".2f"), _fmt(r["intensity"], ".0f"),
-                    _fmt(r["rel_err"], ".1e")])
-    return tabulate(out, headers=COLUMNS, disable_numparse=True)
+                    _fmt(r["rel_err"], ".1e")] + ([_fmt(r.get("spread_pct"), ".1f")] if rounds else []))
+    return tabulate(out, headers=COLUMNS + ([SPREAD] if rounds else []), disable_numparse=True)
 
 
 def markdown(rows: list, meta: dict, images: list) -> str:

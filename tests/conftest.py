@@ -39,6 +39,18 @@ def device():
     return DEVICE
 
 
+@pytest.fixture(params=["tma", "pointer"])
+def path(request, monkeypatch):
+    """Runs a test on one kernel path. The TMA path serves only large products by default
+    (matmul.TMA_MIN_MACS), so small test shapes reach it by lowering that bar; the fixture's
+    value is the path 16-byte aligned operands then take (the TMA path needs Hopper)."""
+    import importlib
+    module = importlib.import_module("tritonmm.matmul")
+    monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
+    tma_capable = not HAS_GPU or torch.cuda.get_device_capability()[0] >= 9
+    return "tma" if request.param == "tma" and tma_capable else "pointer"
+
+
 def rel_err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:
     """Relative Frobenius error of out against a float64 product; NaN anywhere fails."""
     ref = a.double() @ b.double()

@@ -7,7 +7,7 @@ import sys
 import pytest
 from conftest import HAS_GPU
 
-from bench import impls, traffic
+from bench import impls, report, traffic
 
 
 def test_traffic_model_tile_cuts_reads():
@@ -32,6 +32,18 @@ def test_registry_has_every_level():
     assert sum(i.name.startswith("cuda") for i in fp32) == 12
     for prec in ("tf32", "fp16", "bf16"):
         assert {i.level for i in impls.registry(prec)} == {"block", "library"}
+
+
+def test_table_shows_spread_only_for_rounds():
+    row = dict(impl="torch.mm", level="library", tile="cuBLAS", shape="8x8x8", ms=1.0, tflops=2.0, pct_torch=100.0,
+               x_naive=None, model_bytes=None, intensity=None, rel_err=1e-7, note=None, spread_pct=None)
+    assert report.SPREAD not in report.table([row])
+    assert report.SPREAD in report.table([dict(row, spread_pct=3.25)]) and "3.2" in report.table([dict(row, spread_pct=3.25)])
+
+
+def test_rounds_must_be_positive():
+    out = run_bench("--rounds", "0")
+    assert out.returncode == 2 and "--rounds must be at least 1" in out.stderr
 
 
 def run_bench(*args, env=None):
@@ -63,3 +75,15 @@ def test_small_gpu_run_writes_results(tmp_path):
     assert "## fp32 (IEEE, TF32 off)" in page and "cuda warptile" in page and "![roofline](roofline.png)" in page
     for f in ("results.csv", "tflops.png", "roofline.png"):
         assert (tmp_path / f).stat().st_size > 0
+
+
+@pytest.mark.gpu
+def test_rounds_interleave_and_report_spread(tmp_path):
+    out = run_bench("--shape", "512x384x256", "--dtype", "bf16", "--impl", "torch.mm", "--impl", "autotuned",
+                    "--rounds", "3", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "median of 3 interleaved rounds" in out.stdout and report.SPREAD in out.stdout
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
+    assert [r["impl"] for r in rows] == ["torch.mm", "tritonmm (autotuned)"]
+    for r in rows:
+        assert r["spread_pct"] is not None and r["spread_pct"] >= 0 and r["rel_err"] < 1e-2

@@ -30,14 +30,28 @@ def test_odd_shapes(shape, dtype, device):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 @pytest.mark.parametrize("shape", [(48, 80, 96), (33, 17, 65)], ids=["aligned", "odd"])
-def test_layouts_both_paths(layout, shape, dtype, device):
-    """Transposed views, on the TMA path (16-byte aligned rows) and the pointer path (odd sizes)."""
+def test_layouts_both_paths(layout, shape, dtype, device, path):
+    """Transposed views, on both paths; rows that are not 16-byte multiples (odd) always take
+    the pointer path."""
     a, b = operands(*shape, dtype, layout, device)
     out = run(a, b)
-    path = Launch(a, b, out, resolve_precision(dtype, None)).path
-    assert path == ("tma" if shape == (48, 80, 96) and (device == "cpu" or
-                    torch.cuda.get_device_capability()[0] >= 9) else "pointer")
+    assert Launch(a, b, out, resolve_precision(dtype, None)).path == (path if shape == (48, 80, 96) else "pointer")
     assert rel_err(out, a, b) < BOUND[dtype]
+
+
+def test_only_large_products_take_the_tma_path(device):
+    """The TMA path costs more host time a call, so it serves products of TMA_MIN_MACS and up."""
+    import importlib
+    mm = importlib.import_module("tritonmm.matmul")
+    small = operands(64, 96, 128, torch.float16, "NN", device)
+    assert Launch(*small, torch.empty(64, 96, dtype=torch.float16, device=device), "native").path == "pointer"
+    m, n = 4096, 4096
+    k = mm.TMA_MIN_MACS // (m * n)
+    a = torch.empty(m, k, dtype=torch.float16, device=device)
+    b = torch.empty(k, n, dtype=torch.float16, device=device)
+    big = Launch(a, b, torch.empty(m, n, dtype=torch.float16, device=device), "native").path
+    assert big == ("tma" if mm.device_facts(a.device).tma else "pointer")
+    assert Launch(a[:, :k - 1], b[:k - 1], torch.empty(m, n, dtype=torch.float16, device=device), "native").path == "pointer"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -79,8 +93,8 @@ def test_out_strided_view(device):
     dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=32, GROUP_M=4, num_warps=4, num_stages=2),
     dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=64, num_warps=2, num_stages=1),
 ])
-@pytest.mark.parametrize("shape", [(70, 50, 90), (64, 96, 128)], ids=["pointer", "tma"])
-def test_pinned_configs(config, shape, device):
+@pytest.mark.parametrize("shape", [(70, 50, 90), (64, 96, 128)], ids=["odd", "aligned"])
+def test_pinned_configs(config, shape, device, path):
     import triton
     a, b = operands(*shape, torch.float16, "NN", device)
     assert rel_err(run(a, b, config=config), a, b) < BOUND[torch.float16]
@@ -101,8 +115,8 @@ def test_zero_sized(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_nan_and_inf_propagate_like_torch(dtype, device):
-    a, b = operands(20, 24, 36, dtype, "NN", device)
+def test_nan_and_inf_propagate_like_torch(dtype, device, path):
+    a, b = operands(20, 24, 40, dtype, "NN", device)
     a[3, 5] = float("nan")
     a[7, 2] = float("inf")
     b[1, 9] = float("-inf")
@@ -151,8 +165,8 @@ def test_tf32_is_used_exactly_when_asked():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
-def test_gpu_larger_shapes(dtype, layout):
-    for shape in [(1000, 1000, 1000), (2048, 1536, 1024), (17, 4096, 4096), (4095, 4097, 1531)]:
+def test_gpu_larger_shapes(dtype, layout, path):
+    for shape in [(1000, 1000, 1000), (2048, 1536, 1024), (17, 4096, 4096), (4095, 4097, 1531), (4096, 4096, 2048)]:
         a, b = operands(*shape, dtype, layout, "cuda")
         assert rel_err(run(a, b), a, b) < BOUND[dtype], shape
 
@@ -174,7 +188,7 @@ def test_gpu_fp32_precisions(prec):
 
 
 @pytest.mark.gpu
-def test_gpu_every_config_of_the_space_is_correct():
+def test_gpu_every_config_of_the_space_is_correct(path):
     """Each config the tuner may pick computes the right answer (one compile each)."""
     for dtype, prec in [(torch.bfloat16, None), (torch.float32, "tf32"), (torch.float32, "ieee")]:
         for cfg in tritonmm.configs(dtype, prec or "tf32"):
@@ -205,7 +219,7 @@ def test_interpreter_bf16_is_not_garbage():
 
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 @pytest.mark.parametrize("shape", [(48, 80, 96), (33, 17, 65)], ids=["aligned", "odd"])
-def test_tf32_staging_all_layouts(layout, shape, device):
+def test_tf32_staging_all_layouts(layout, shape, device, path):
     """TF32 copies non-K-major operands K-major first (matmul._k_major) on every path."""
     a, b = operands(*shape, torch.float32, layout, device)
     assert rel_err(run(a, b, input_precision="tf32"), a, b) < 2e-3
@@ -225,7 +239,7 @@ def test_transpose(shape, device):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype, prec", [(torch.bfloat16, None), (torch.float32, "tf32"), (torch.float32, "ieee")],
                          ids=["bf16", "tf32", "ieee"])
-def test_gpu_cuda_graph_capture_and_replay(dtype, prec):
+def test_gpu_cuda_graph_capture_and_replay(dtype, prec, path):
     """Small products are host-bound; a CUDA graph removes that, so capture must work."""
     a, b = operands(64, 96, 128, dtype, "NN", "cuda")
     out = torch.empty(64, 96, dtype=dtype, device="cuda")

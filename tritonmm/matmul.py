@@ -53,6 +53,13 @@ def device_facts(device: torch.device) -> DeviceFacts:
     return DeviceFacts(props.name, props.multi_processor_count, smem, props.major >= 9)
 
 
+# The TMA path encodes three tensor maps on the host every call: ~40 us more than the pointer
+# path on an H100 host (87 vs 48 us a call at 64^3). Below this many multiply-adds the pointer
+# kernel is as fast on the GPU, so the host time decides: LLM products with M = 16 or 128 ran
+# at 0.53-0.58x torch.mm on the TMA path and 0.81-1.05x on the pointer path (bench/NOTES.md).
+TMA_MIN_MACS = 2 ** 35
+
+
 def _tma_source(t: torch.Tensor):
     """(tensor whose last dim is contiguous, whether it is t transposed), or None when TMA
     cannot read t: it needs a 16-byte aligned base and 16-byte aligned row strides."""
@@ -118,7 +125,8 @@ class Launch:
         self.layout = _layout(a) + _layout(b)
         if self.facts.tma and precision == "tf32":
             a, b = _k_major(a, b)
-        sources = [_tma_source(t) for t in (a, b, c)] if self.facts.tma else [None]
+        use_tma = self.facts.tma and self.M * self.N * self.K >= TMA_MIN_MACS
+        sources = [_tma_source(t) for t in (a, b, c)] if use_tma else [None]
         if all(s is not None for s in sources) and not sources[2][1]:
             (a_src, a_t), (b_src, b_t), (c_src, _) = sources
             self.path, self.kernel = "tma", matmul_tma_kernel
@@ -141,7 +149,7 @@ class Launch:
     def run(self, cfg: triton.Config) -> None:
         if self.path == "tma":
             fit_descriptors(self.named_args(cfg))
-        self.kernel[self.grid](*self.args, **self.constants, **cfg.all_kwargs())
+        self.kernel[self.grid(cfg.kwargs)](*self.args, **self.constants, **cfg.all_kwargs())
 
     @property
     def elem_bytes(self) -> int:

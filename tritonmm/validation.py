@@ -1,5 +1,6 @@
 """Argument checks for tritonmm.matmul: every bad input becomes a TypeError or ValueError
 that names the argument and says how to fix it, before anything is launched."""
+import functools
 import os
 
 import torch
@@ -9,6 +10,7 @@ PRECISIONS = ("ieee", "tf32")
 _DTYPE_NAMES = "torch.float16, torch.bfloat16 or torch.float32"
 
 
+@functools.lru_cache(maxsize=None)
 def interpreting() -> bool:
     """True when Triton runs kernels on the CPU (TRITON_INTERPRET=1, read when triton is imported)."""
     from .kernel import matmul_kernel
@@ -40,11 +42,12 @@ def _check_device(name: str, t: torch.Tensor) -> None:
 
 
 def _byte_range(t: torch.Tensor):
-    if t.numel() == 0:
+    """[first, last + 1) bytes a 2-D tensor touches (torch strides are never negative)."""
+    (rows, cols), (row_stride, col_stride) = t.shape, t.stride()
+    if rows == 0 or cols == 0:
         return None
-    last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
     start = t.data_ptr()
-    return start, start + (last + 1) * t.element_size()
+    return start, start + ((rows - 1) * row_stride + (cols - 1) * col_stride + 1) * t.element_size()
 
 
 def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
