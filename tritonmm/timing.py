@@ -26,6 +26,20 @@ def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None):
     return [ms] * len(quantiles) if quantiles else ms
 
 
+def host_us_per_call(fn, calls: int = 3000) -> float:
+    """Wall time per call of fn() in microseconds, over many back-to-back calls with the GPU
+    synchronized at both ends: for work too small to time on the device, where the host's
+    launch path is the cost (bench/experiments/launch_cost.py)."""
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
 def _interpreting() -> bool:
     from .validation import interpreting
     return interpreting()

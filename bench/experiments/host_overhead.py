@@ -1,25 +1,14 @@
 """Experiment (2026-11-22): host time per call for a tiny product, where the GPU work is
 negligible, split into tritonmm's Python and Triton's own launch path."""
 import sys
-import time
 
 import torch
 
 import tritonmm
+from tritonmm.timing import host_us_per_call
 from tritonmm.tuning import choose_config
 
 mm = sys.modules["tritonmm.matmul"]
-
-
-def per_call_us(fn, n=3000):
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / n * 1e6
 
 
 for dtype, prec in ((torch.bfloat16, None), (torch.float32, "tf32")):
@@ -30,16 +19,16 @@ for dtype, prec in ((torch.bfloat16, None), (torch.float32, "tf32")):
     launch = mm.Launch(a, b, out, precision)
     cfg = choose_config(launch)
     print(dtype, prec, "path", launch.path)
-    print(f"  torch.mm                      {per_call_us(lambda: torch.mm(a, b, out=out)):7.1f} us")
-    print(f"  tritonmm.matmul               {per_call_us(lambda: tritonmm.matmul(a, b, out=out, input_precision=prec)):7.1f} us")
-    print(f"  Launch(...) only              {per_call_us(lambda: mm.Launch(a, b, out, precision)):7.1f} us")
-    print(f"  launch.run(cfg), prebuilt     {per_call_us(lambda: launch.run(cfg)):7.1f} us")
-    print(f"  checks only                   {per_call_us(lambda: mm.validation.check_matmul_args(a, b, out)):7.1f} us")
+    print(f"  torch.mm                      {host_us_per_call(lambda: torch.mm(a, b, out=out)):7.1f} us")
+    print(f"  tritonmm.matmul               {host_us_per_call(lambda: tritonmm.matmul(a, b, out=out, input_precision=prec)):7.1f} us")
+    print(f"  Launch(...) only              {host_us_per_call(lambda: mm.Launch(a, b, out, precision)):7.1f} us")
+    print(f"  launch.run(cfg), prebuilt     {host_us_per_call(lambda: launch.run(cfg)):7.1f} us")
+    print(f"  checks only                   {host_us_per_call(lambda: mm.validation.check_matmul_args(a, b, out)):7.1f} us")
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         tritonmm.matmul(a, b, out=out, input_precision=prec)
-    print(f"  tritonmm in a CUDA graph      {per_call_us(graph.replay):7.1f} us")
+    print(f"  tritonmm in a CUDA graph      {host_us_per_call(graph.replay):7.1f} us")
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         torch.mm(a, b, out=out)
-    print(f"  torch.mm in a CUDA graph      {per_call_us(graph.replay):7.1f} us")
+    print(f"  torch.mm in a CUDA graph      {host_us_per_call(graph.replay):7.1f} us")

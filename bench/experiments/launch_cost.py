@@ -11,13 +11,13 @@ import cProfile
 import pstats
 import statistics
 import sys
-import time
 
 import torch
 from tabulate import tabulate
 
 import tritonmm
 from tritonmm import timing
+from tritonmm.timing import host_us_per_call
 from tritonmm.tuning import choose_config
 
 mm = sys.modules["tritonmm.matmul"]
@@ -25,31 +25,20 @@ DEFAULT_MIN_MACS = mm.TMA_MIN_MACS
 PATHS = {"tma": 0, "pointer": float("inf"), "auto": DEFAULT_MIN_MACS}
 
 
-def per_call_us(fn, n=3000):
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / n * 1e6
-
-
 def host_costs():
     rows = []
     a = torch.randn(64, 64, device="cuda").bfloat16()
     b = torch.randn(64, 64, device="cuda").bfloat16()
     out = torch.empty(64, 64, device="cuda", dtype=torch.bfloat16)
-    rows.append(["torch.mm", per_call_us(lambda: torch.mm(a, b, out=out))])
+    rows.append(["torch.mm", host_us_per_call(lambda: torch.mm(a, b, out=out))])
     for path in ("tma", "pointer"):
         mm.TMA_MIN_MACS = PATHS[path]
         launch = mm.Launch(a, b, out, "native")
         cfg = choose_config(launch)
-        rows.append([f"tritonmm.matmul ({launch.path})", per_call_us(lambda: tritonmm.matmul(a, b, out=out))])
-        rows.append([f"  Launch(...) ({launch.path})", per_call_us(lambda: mm.Launch(a, b, out, "native"))])
-        rows.append([f"  choose_config ({launch.path})", per_call_us(lambda: choose_config(launch))])
-        rows.append([f"  Launch.run ({launch.path})", per_call_us(lambda: launch.run(cfg))])
+        rows.append([f"tritonmm.matmul ({launch.path})", host_us_per_call(lambda: tritonmm.matmul(a, b, out=out))])
+        rows.append([f"  Launch(...) ({launch.path})", host_us_per_call(lambda: mm.Launch(a, b, out, "native"))])
+        rows.append([f"  choose_config ({launch.path})", host_us_per_call(lambda: choose_config(launch))])
+        rows.append([f"  Launch.run ({launch.path})", host_us_per_call(lambda: launch.run(cfg))])
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(2000):
@@ -59,7 +48,7 @@ def host_costs():
         print(f"--- cProfile, tritonmm.matmul on the {launch.path} path, 2000 calls (tottime, top 25)")
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     mm.TMA_MIN_MACS = DEFAULT_MIN_MACS
-    rows.append(["checks only", per_call_us(lambda: mm.validation.check_matmul_args(a, b, out))])
+    rows.append(["checks only", host_us_per_call(lambda: mm.validation.check_matmul_args(a, b, out))])
     print(tabulate([[n, f"{us:.1f}"] for n, us in rows], headers=["64^3 bf16, per call", "us"]))
 
 
