@@ -53,10 +53,11 @@ def device_facts(device: torch.device) -> DeviceFacts:
     return DeviceFacts(props.name, props.multi_processor_count, smem, props.major >= 9)
 
 
-# The TMA path encodes three tensor maps on the host every call: ~40 us more than the pointer
-# path on an H100 host (87 vs 48 us a call at 64^3). Below this many multiply-adds the pointer
-# kernel is as fast on the GPU, so the host time decides: LLM products with M = 16 or 128 ran
-# at 0.53-0.58x torch.mm on the TMA path and 0.81-1.05x on the pointer path (bench/NOTES.md).
+# The TMA path encodes three tensor maps on the host every call: 87-125 us a call at 64^3 on
+# the H100 machine, against 48-56 us on the pointer path. Below this many multiply-adds the
+# pointer kernel is as fast on the GPU, so host time decides: 16x4096x4096 and 128x4096x4096
+# ran at 0.50-0.56x torch.mm on the TMA path and 0.81-0.91x on the pointer path, and the TMA
+# path first wins at 1024x4096x14336 (bench/NOTES.md, run 12).
 TMA_MIN_MACS = 2 ** 35
 
 
