@@ -1,7 +1,7 @@
 """tritonmm.matmul: torch.mm's semantics on the block programs in kernel.py.
 
-This module decides precision, picks the kernel path (TMA descriptors when the operands
-allow it, pointers otherwise), builds the grid and launches. Checks live in
+This module decides precision, picks the kernel path (TMA descriptors for large products
+whose operands allow it, pointers otherwise), builds the grid and launches. Checks live in
 validation.py, tile spaces in config_space.py, tuning and its cache in tuning.py/cache.py.
 """
 import functools
