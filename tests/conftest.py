@@ -47,7 +47,7 @@ def path(request, monkeypatch):
     import importlib
     module = importlib.import_module("tritonmm.matmul")
     monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
-    tma_capable = not HAS_GPU or torch.cuda.get_device_capability()[0] >= 9
+    tma_capable = module.device_facts(torch.device(DEVICE)).tma
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 
 
