@@ -87,12 +87,10 @@ def measure(precision, shapes, only, progress, rounds=1):
             row["rel_err"] = rel_err(out, ref)
             tile = impl.tile
             if impl.name == "tritonmm (autotuned)":
-                from tritonmm.matmul import Launch, resolve_precision
-                from tritonmm.tuning import choose_config
-                launch = Launch(a, b, out, resolve_precision(dtype, {"fp32": "ieee", "tf32": "tf32"}.get(precision)))
-                cfg = choose_config(launch)
+                from tritonmm.plan import chosen, resolve_precision
+                cfg, path = chosen(a, b, resolve_precision(dtype, {"fp32": "ieee", "tf32": "tf32"}.get(precision)))
                 tile = (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"])
-                row["tile"] = f"{tile[0]}x{tile[1]}x{cfg.kwargs['BLOCK_K']} ({launch.path})"
+                row["tile"] = f"{tile[0]}x{tile[1]}x{cfg.kwargs['BLOCK_K']} ({path})"
             row["model_bytes"] = traffic.modeled_bytes(M, N, K, esize, tile)
             row["intensity"] = traffic.intensity(M, N, K, row["model_bytes"])
             cycle = itertools.cycle(sets)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call that builds, tests and measures everything; short tables printed last.
 #   usage (on the GPU machine, repo root): bash bench/device_check.sh STAGE...
-#   stages: tests (build, pytest, sanitizers), tuning, quick | full (bench), targets, llm
+#   stages: tests (build, pytest, sanitizers), pytest (pytest alone), multigpu (the tests that need two
+#   GPUs), suites (bench.suites: host, compile, linear, model), tuning, quick | full (bench), targets, llm
 # A device command may run 10 minutes: run tests in one call, the rest in another.
 # Logs and results go under $OUT (default /tmp/tritonmm-out).
 set -o pipefail
@@ -27,6 +28,23 @@ for tool in memcheck racecheck; do
   echo "$tool: exit $? ; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
 done
 
+fi
+if stage pytest; then
+echo "== pytest (GPU)"
+# pytest-xdist: the suite is bound by Triton's compiles on the CPU, which 8 workers share out.
+python3 -m pytest -q -p no:cacheprovider -p no:warnings -n 8 2>&1 | tee "$OUT/pytest.log" | tail -15
+fi
+if stage multigpu; then
+echo "== pytest: multi-GPU, model-level and override tests"
+nvidia-smi -L
+python3 -m pytest -q -p no:cacheprovider -p no:warnings tests/test_device.py tests/test_nn.py tests/test_override.py \
+  2>&1 | tee "$OUT/pytest-multigpu.log" | tail -15
+fi
+if stage suites; then
+SUITES=${SUITES:-host compile linear model}
+echo "== bench.suites: $SUITES"
+python3 -m bench.suites $SUITES 2>"$OUT/suites.err" | tee "$OUT/suites.log"
+tail -3 "$OUT/suites.err"
 fi
 if stage tuning; then
 echo "== tuning: cold bf16 4096^3 with empty caches, then a warm process"

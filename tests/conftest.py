@@ -42,12 +42,12 @@ def device():
 @pytest.fixture(params=["tma", "pointer"])
 def path(request, monkeypatch):
     """Runs a test on one kernel path. The TMA path serves only large products by default
-    (matmul.TMA_MIN_MACS), so small test shapes reach it by lowering that bar; the fixture's
+    (plan.TMA_MIN_MACS), so small test shapes reach it by lowering that bar; the fixture's
     value is the path 16-byte aligned operands then take (the TMA path needs Hopper)."""
     import importlib
-    module = importlib.import_module("tritonmm.matmul")
+    module = importlib.import_module("tritonmm.plan")
     monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
-    tma_capable = module.device_facts(torch.device(DEVICE)).tma
+    tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 
 

@@ -9,7 +9,8 @@ from conftest import HAS_GPU, rel_err
 
 import tritonmm
 from tritonmm import cache, timing, tuning
-from tritonmm.matmul import Launch
+from tritonmm import device
+from tritonmm.plan import Product
 from tritonmm.tune import operands
 
 SHAPE = (128, 128, 64)
@@ -37,7 +38,7 @@ def test_tune_then_a_new_process_benchmarks_nothing(tmp_path, monkeypatch, devic
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path / "warm"))
     a, b = operands(*SHAPE, torch.float32, "NN", device)
     out = torch.full(SHAPE[:2], float("nan"), device=device)
-    launch = Launch(a, b, out, "ieee")
+    launch = Product(a, b, out, "ieee")
     before = timing.calls
     best, timings = tuning.tune(launch)
     assert timing.calls - before == len(timings) > 1  # really benchmarked several configs

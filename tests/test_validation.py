@@ -1,4 +1,4 @@
-"""Every bad input to tritonmm.matmul is a TypeError or ValueError that names the argument."""
+"""Every bad input to tritonmm's ops is a TypeError or ValueError that names the argument."""
 import subprocess
 import sys
 
@@ -16,7 +16,7 @@ def ok(device, *shape, dtype=torch.float32):
 @pytest.mark.parametrize("make, exc, words", [
     (lambda d: ([[1.0]], ok(d, 1, 1)), TypeError, ["a must be a torch.Tensor", "list"]),
     (lambda d: (ok(d, 2, 2), 3.0), TypeError, ["b must be a torch.Tensor"]),
-    (lambda d: (ok(d, 2, 3, 4), ok(d, 4, 2)), ValueError, ["a must be a 2-D", "torch.matmul"]),
+    (lambda d: (ok(d, 2, 3, 4), ok(d, 4, 2)), ValueError, ["a must be a 2-D", "tritonmm.matmul"]),
     (lambda d: (ok(d, 2, 3), ok(d, 3)), ValueError, ["b must be a 2-D"]),
     (lambda d: (ok(d, 2, 3), ok(d, 4, 2)), ValueError, ["inner dimensions", "(2, 3)", "(4, 2)"]),
     (lambda d: (ok(d, 2, 3), ok(d, 3, 2, dtype=torch.float16)), TypeError, ["float32", "float16", "same dtype"]),
@@ -25,12 +25,50 @@ def ok(device, *shape, dtype=torch.float32):
     (lambda d: (torch.ones(2, 3, dtype=torch.int32, device=d), torch.ones(3, 2, dtype=torch.int32, device=d)),
      TypeError, ["int32", "supports"]),
 ])
-def test_bad_operands(make, exc, words, device):
+def test_bad_mm_operands(make, exc, words, device):
+    a, b = make(device)
+    with pytest.raises(exc) as info:
+        tritonmm.mm(a, b)
+    for w in words:
+        assert w in str(info.value)
+
+
+@pytest.mark.parametrize("make, exc, words", [
+    (lambda d: (ok(d, 2, 3), 3.0), TypeError, ["b must be a torch.Tensor"]),
+    (lambda d: (torch.tensor(2.0, device=d), ok(d, 3)), ValueError, ["a must have at least 1 dimensions", "0-D"]),
+    (lambda d: (ok(d, 5, 2, 3), ok(d, 4, 2)), ValueError, ["inner dimensions", "second-to-last"]),
+    (lambda d: (ok(d, 3), ok(d, 4)), ValueError, ["inner dimensions", "only"]),
+    (lambda d: (ok(d, 2, 4, 3), ok(d, 5, 3, 2)), ValueError, ["batch dimensions (2,)", "(5,)", "broadcast"]),
+    (lambda d: (ok(d, 2, 2, 3), ok(d, 3, 2, dtype=torch.float16)), TypeError, ["same dtype"]),
+])
+def test_bad_matmul_operands(make, exc, words, device):
     a, b = make(device)
     with pytest.raises(exc) as info:
         tritonmm.matmul(a, b)
     for w in words:
         assert w in str(info.value)
+
+
+@pytest.mark.parametrize("make, exc, words", [
+    (lambda d: (ok(d, 4, 6), ok(d, 5, 7), None, None), ValueError, ["6 features", "(5, 7)"]),
+    (lambda d: (ok(d, 4, 6), ok(d, 5, 6, 1), None, None), ValueError, ["weight must be a 2-D"]),
+    (lambda d: (ok(d, 4, 6), ok(d, 5, 6), ok(d, 4), None), ValueError, ["bias has 4 elements", "(5,)"]),
+    (lambda d: (ok(d, 4, 6), ok(d, 5, 6), ok(d, 1, 5), None), ValueError, ["bias must have 1 dimensions"]),
+    (lambda d: (ok(d, 4, 6), ok(d, 5, 6), ok(d, 5, dtype=torch.float16), None), TypeError, ["bias is torch.float16"]),
+    (lambda d: (ok(d, 4, 6), ok(d, 5, 6), None, "tanh"), ValueError, ["activation must be None or one of", "'tanh'"]),
+])
+def test_bad_linear_args(make, exc, words, device):
+    x, w, bias, act = make(device)
+    with pytest.raises(exc) as info:
+        tritonmm.linear(x, w, bias, act)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_out_with_a_gradient_is_refused(device):
+    a = ok(device, 4, 6).requires_grad_()
+    with pytest.raises(ValueError, match="out= does not record a gradient"):
+        tritonmm.mm(a, ok(device, 6, 5), out=torch.empty(4, 5, device=device))
 
 
 @pytest.mark.parametrize("make_out, exc, words", [

@@ -101,3 +101,15 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma) -
         return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
 
     return max(kept, key=score)
+
+
+def as_list(cfg: triton.Config) -> list:
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages."""
+    k = cfg.kwargs
+    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages]
+
+
+def from_list(values) -> triton.Config:
+    """The inverse of as_list."""
+    bm, bn, bk, group_m, warps, stages = values
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m)

@@ -52,7 +52,8 @@ def _table(timings: dict, best, M, N, K) -> str:
 def main(argv=None) -> int:
     from tqdm import tqdm
 
-    from .matmul import Launch, resolve_precision
+    from . import device
+    from .plan import Product, resolve_precision
     p = argparse.ArgumentParser(prog="python -m tritonmm.tune",
                                 description="Tune tritonmm.matmul for given shapes and store the winners "
                                             f"in the tuning cache ({cache.cache_file()}).")
@@ -86,14 +87,14 @@ def main(argv=None) -> int:
     precision = resolve_precision(dtype, args.precision)
     for M, N, K in tqdm(shapes, desc="shapes", disable=len(shapes) == 1):
         a, b = operands(M, N, K, dtype, args.layout)
-        launch = Launch(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
+        product = Product(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
         space = config_space.space(config_space.family(dtype, precision))
-        kept, dropped = launch.prune(space)
+        kept, dropped = product.prune(space)
         why = ", ".join(f"{n} for {reason}" for reason, n in dropped.items()) or "none"
-        print(f"\n{M}x{N}x{K} {dtype} {precision} {args.layout} ({launch.path} kernel): "
+        print(f"\n{M}x{N}x{K} {dtype} {precision} {args.layout} ({product.path} kernel): "
               f"{len(kept)} of {len(space)} configs kept; pruned {why}")
-        with tqdm(total=len(kept), desc="configs", leave=False) as bar:
-            best, timings = tune(launch, progress=bar)
+        with tqdm(total=len(kept), desc="configs", leave=False) as bar, device.on_device(a.device):
+            best, timings = tune(product, progress=bar)
         print(_table(timings, best, M, N, K))
     print(f"\nwrote {cache.cache_file()}")
     return 0

@@ -4,6 +4,8 @@ A config comes from, in order: this process's memory, the disk cache (cache.py),
 (triton.autotune's loop over the pruned config space, timed by timing.py; the winner is
 written to the cache), or, with tuning off (TRITONMM_AUTOTUNE=0, the default in the CPU
 interpreter), a heuristic chosen from the shape. Heuristic picks are never written to disk.
+Nothing is benchmarked where timing is impossible (CUDA-graph capture, torch.compile's
+tracing): an untuned shape takes the heuristic there, and is tuned at its next eager call.
 """
 import functools
 import threading
@@ -11,13 +13,15 @@ import threading
 import triton
 
 from . import cache, config_space, timing, validation
+from .kernels.gemm import gemm_kernel
+from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 
-_memory: dict = {}  # Launch.tuning_key -> triton.Config, this process
-_active = threading.local()  # the Launch being tuned, for the prune hook and the progress bar
+_memory: dict = {}  # Product.tuning_key -> triton.Config, this process
+_active = threading.local()  # the Product being tuned, for the prune hook and the progress bar
 
 
 def _prune_hook(cfgs, nargs, **kwargs):
-    return _active.launch.prune(cfgs)[0]
+    return _active.product.prune(cfgs)[0]
 
 
 def _bench_hook(kernel_call, quantiles):
@@ -30,43 +34,44 @@ def _bench_hook(kernel_call, quantiles):
 
 @functools.lru_cache(maxsize=None)
 def _autotuner(path: str, family: str):
-    from .kernel import matmul_kernel, matmul_tma_kernel
-    from .matmul import fit_descriptors
-    kernel, hook = (matmul_tma_kernel, fit_descriptors) if path == "tma" else (matmul_kernel, None)
+    kernel, hook = (gemm_tma_kernel, fit_descriptors) if path == "tma" else (gemm_kernel, None)
     space = [triton.Config(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages, pre_hook=hook)
              for c in config_space.space(family)]
     return triton.autotune(configs=space, key=[], prune_configs_by={"early_config_prune": _prune_hook},
                            do_bench=_bench_hook)(kernel)
 
 
-def tune(launch, progress=None):
-    """Tunes one product over its pruned config space and caches the winner.
-    Returns (best config, {config: median ms} for every config timed)."""
-    tuner = _autotuner(launch.path, config_space.family(launch.dtype, launch.precision))
+def tune(product, progress=None):
+    """Tunes one product over its pruned config space and caches the winner; the caller makes
+    the product's device current. Returns (best config, {config: median ms} for every config timed)."""
+    tuner = _autotuner(product.path, config_space.family(product.dtype, product.precision))
     tuner.cache.clear()  # tritonmm's cache decides what is already tuned, not the exact-shape one
-    _active.launch, _active.progress = launch, progress
+    _active.product, _active.progress = product, progress
     try:
-        tuner[launch.grid](*launch.args, **launch.constants)
+        tuner[product.grid](*product.args, **product.constants)
     finally:
-        _active.launch = _active.progress = None
+        _active.product = _active.progress = None
     best = config_space.plain(tuner.best_config)
     raw = getattr(tuner, "configs_timings", None) or {tuner.best_config: [float("nan")]}
     timings = {config_space.plain(c): (t[0] if isinstance(t, (list, tuple)) else t) for c, t in raw.items()}
     ms = timings.get(best, float("nan"))
-    cache.store(launch.cache_key(), best, tuned_shape=[launch.M, launch.N, launch.K], ms=ms,
-                tflops=timing.tflops(launch.M, launch.N, launch.K, ms))
-    _memory[launch.tuning_key] = best
+    M, N, K = product.M, product.N, product.K
+    cache.store(product.cache_key(), best, tuned_shape=[M, N, K], ms=ms,
+                tflops=timing.tflops(product.Z * M, N, K, ms))
+    _memory[product.tuning_key] = best
     return best, timings
 
 
-def choose_config(launch) -> triton.Config:
-    key = launch.tuning_key
-    cfg = _memory.get(key) or cache.lookup(launch.cache_key())
+def choose_config(product) -> triton.Config:
+    key = product.tuning_key
+    cfg = _memory.get(key) or cache.lookup(product.cache_key())
     if cfg is None:
+        if not product.can_benchmark:
+            return product.heuristic()  # not remembered: the next eager call may tune
         if validation.autotune_enabled(default=not validation.interpreting()):
-            cfg, _ = tune(launch)
+            cfg, _ = tune(product)
         else:
-            cfg = launch.heuristic()
+            cfg = product.heuristic()
     _memory[key] = cfg
     return cfg
 

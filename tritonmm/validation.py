@@ -1,28 +1,41 @@
-"""Argument checks for tritonmm.matmul: every bad input becomes a TypeError or ValueError
-that names the argument and says how to fix it, before anything is launched."""
-import functools
+"""Argument checks for the public ops: every bad input becomes a TypeError or ValueError that
+names the argument and says how to fix it, before anything is launched."""
 import os
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
+
+from .kernels.gemm import gemm_kernel
 
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 PRECISIONS = ("ieee", "tf32")
 _DTYPE_NAMES = "torch.float16, torch.bfloat16 or torch.float32"
 
 
-@functools.lru_cache(maxsize=None)
+# Triton reads TRITON_INTERPRET once, when it is imported: whether it runs kernels on the CPU
+# is fixed for the process, and a constant costs nothing to ask (and traces under Dynamo).
+_INTERPRETING = type(gemm_kernel).__name__ == "InterpretedFunction"
+
+
 def interpreting() -> bool:
     """True when Triton runs kernels on the CPU (TRITON_INTERPRET=1, read when triton is imported)."""
-    from .kernel import matmul_kernel
-    return type(matmul_kernel).__name__ == "InterpretedFunction"
+    return _INTERPRETING
 
 
-def _check_tensor(name: str, t) -> None:
+def traced(t: torch.Tensor) -> bool:
+    """True for the fake tensors torch.compile traces with: no memory, nothing to time."""
+    return is_fake(t)
+
+
+def _check_tensor(name: str, t, dims=(2,)) -> None:
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dim() != 2:
-        raise ValueError(f"{name} must be a 2-D matrix, got {t.dim()}-D shape {tuple(t.shape)}; "
-                         f"reshape it, or use torch.matmul for batched products")
+    if t.dim() not in dims:
+        if dims == (2,):
+            raise ValueError(f"{name} must be a 2-D matrix, got {t.dim()}-D shape {tuple(t.shape)}; "
+                             f"reshape it, or use tritonmm.matmul for batched products")
+        wanted = f"at least {dims.start}" if isinstance(dims, range) else " or ".join(map(str, dims))
+        raise ValueError(f"{name} must have {wanted} dimensions, got {t.dim()}-D shape {tuple(t.shape)}")
     if t.dtype not in SUPPORTED_DTYPES:
         raise TypeError(f"{name} has dtype {t.dtype}; tritonmm supports {_DTYPE_NAMES}: "
                         f"convert it with {name}.to(torch.float32), or use torch.mm for {t.dtype}")
@@ -42,12 +55,11 @@ def _check_device(name: str, t: torch.Tensor) -> None:
 
 
 def _byte_range(t: torch.Tensor):
-    """[first, last + 1) bytes a 2-D tensor touches (torch strides are never negative)."""
-    (rows, cols), (row_stride, col_stride) = t.shape, t.stride()
-    if rows == 0 or cols == 0:
+    """[first, last + 1) bytes a tensor touches (torch strides are never negative)."""
+    if t.numel() == 0:
         return None
     start = t.data_ptr()
-    return start, start + ((rows - 1) * row_stride + (cols - 1) * col_stride + 1) * t.element_size()
+    return start, start + (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()
 
 
 def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
@@ -96,23 +108,74 @@ def check_precision(input_precision):
     return input_precision
 
 
-def check_matmul_args(a, b, out):
+def _check_pair(a, b, a_name="a", b_name="b"):
+    """Same dtype, same device, a device tritonmm runs on."""
+    if a.dtype != b.dtype:
+        raise TypeError(f"{a_name} is {a.dtype} but {b_name} is {b.dtype}; convert one so both have the same dtype")
+    if a.device != b.device:
+        raise ValueError(f"{a_name} is on {a.device} but {b_name} is on {b.device}; move both to one device")
+    _check_device(a_name, a)
+
+
+def check_mm_args(a, b, out):
     """Checks a, b and out= as torch.mm(a, b, out=out) would take them."""
     _check_tensor("a", a)
     _check_tensor("b", b)
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; "
                          f"a.shape[1] must equal b.shape[0] (transpose one with .T?)")
-    if a.dtype != b.dtype:
-        raise TypeError(f"a is {a.dtype} but b is {b.dtype}; convert one so both have the same dtype")
-    if a.device != b.device:
-        raise ValueError(f"a is on {a.device} but b is on {b.device}; move both to one device")
-    _check_device("a", a)
-    if out is None:
-        return
+    _check_pair(a, b)
+    if out is not None:
+        check_out(out, (a.shape[0], b.shape[1]), a, b)
+
+
+def check_matmul_args(a, b):
+    """Checks a and b as torch.matmul(a, b) would take them (any dims >= 1, broadcast batch)."""
+    for name, t in (("a", a), ("b", b)):
+        _check_tensor(name, t, dims=range(1, 64))
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.dim() == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; a's last "
+                         f"dimension must equal b's {'only' if b.dim() == 1 else 'second-to-last'} one")
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2] if b.dim() > 1 else ()
+    try:
+        torch.broadcast_shapes(batch_a, batch_b)
+    except RuntimeError:
+        raise ValueError(f"batch dimensions {tuple(batch_a)} of a and {tuple(batch_b)} of b do not broadcast; "
+                         f"each pair of sizes must be equal or 1") from None
+    _check_pair(a, b)
+
+
+def check_linear_args(x, weight, bias, activation):
+    """Checks torch.nn.functional.linear's arguments, and the activation to fuse."""
+    _check_tensor("x", x, dims=range(1, 64))
+    _check_tensor("weight", weight)
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"x has {x.shape[-1]} features in its last dimension but weight is "
+                         f"{tuple(weight.shape)} (out_features, in_features); they must match")
+    _check_pair(x, weight, "x", "weight")
+    if bias is not None:
+        _check_tensor("bias", bias, dims=(1,))
+        if bias.shape[0] != weight.shape[0]:
+            raise ValueError(f"bias has {bias.shape[0]} elements but weight has {weight.shape[0]} output "
+                             f"features; pass a bias of shape ({weight.shape[0]},)")
+        _check_pair(x, bias, "x", "bias")
+    check_activation(activation)
+
+
+def check_activation(activation):
+    from .kernels.tiles import ACTIVATIONS
+    name = "none" if activation is None else activation
+    if name not in ACTIVATIONS:
+        raise ValueError(f"activation must be None or one of {ACTIVATIONS[1:]}, got {activation!r}")
+    return name
+
+
+def check_out(out, shape, a, b):
+    """out= of a product: the right shape, dtype and device, and no overlap with the inputs."""
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"out must be a torch.Tensor or None, got {type(out).__name__}")
-    shape = (a.shape[0], b.shape[1])
     if tuple(out.shape) != shape:
         raise ValueError(f"out has shape {tuple(out.shape)} but a @ b is {shape}; allocate "
                          f"torch.empty({shape}, dtype={a.dtype}, device='{a.device}')")
@@ -120,6 +183,8 @@ def check_matmul_args(a, b, out):
         raise TypeError(f"out has dtype {out.dtype} but the inputs are {a.dtype}; the result has the inputs' dtype")
     if out.device != a.device:
         raise ValueError(f"out is on {out.device} but the inputs are on {a.device}; allocate it on {a.device}")
+    if traced(out):
+        return  # fake tensors have no memory to overlap
     for name, t in (("a", a), ("b", b)):
         if _overlaps(out, t):
             raise ValueError(f"out overlaps input {name} in memory, so the kernel would read what it "

@@ -6,7 +6,7 @@ import torch
 from conftest import HAS_GPU, rel_err
 
 import tritonmm
-from tritonmm.matmul import Launch, resolve_precision, torch_uses_tf32
+from tritonmm.plan import Product, resolve_precision, torch_uses_tf32
 from tritonmm.tune import operands
 
 # Per-dtype bounds on the relative Frobenius error. fp32 defaults to IEEE (torch's default).
@@ -35,23 +35,23 @@ def test_layouts_both_paths(layout, shape, dtype, device, path):
     the pointer path."""
     a, b = operands(*shape, dtype, layout, device)
     out = run(a, b)
-    assert Launch(a, b, out, resolve_precision(dtype, None)).path == (path if shape == (48, 80, 96) else "pointer")
+    assert Product(a, b, out, resolve_precision(dtype, None)).path == (path if shape == (48, 80, 96) else "pointer")
     assert rel_err(out, a, b) < BOUND[dtype]
 
 
 def test_only_large_products_take_the_tma_path(device):
     """The TMA path costs more host time a call, so it serves products of TMA_MIN_MACS and up."""
     import importlib
-    mm = importlib.import_module("tritonmm.matmul")
+    mm = importlib.import_module("tritonmm.plan")
     small = operands(64, 96, 128, torch.float16, "NN", device)
-    assert Launch(*small, torch.empty(64, 96, dtype=torch.float16, device=device), "native").path == "pointer"
+    assert Product(*small, torch.empty(64, 96, dtype=torch.float16, device=device), "native").path == "pointer"
     m, n = 4096, 4096
     k = mm.TMA_MIN_MACS // (m * n)
     a = torch.empty(m, k, dtype=torch.float16, device=device)
     b = torch.empty(k, n, dtype=torch.float16, device=device)
-    big = Launch(a, b, torch.empty(m, n, dtype=torch.float16, device=device), "native").path
-    assert big == ("tma" if mm.device_facts(a.device).tma else "pointer")
-    assert Launch(a[:, :k - 1], b[:k - 1], torch.empty(m, n, dtype=torch.float16, device=device), "native").path == "pointer"
+    big = Product(a, b, torch.empty(m, n, dtype=torch.float16, device=device), "native").path
+    assert big == ("tma" if tritonmm.device.facts(a.device).tma else "pointer")
+    assert Product(a[:, :k - 1], b[:k - 1], torch.empty(m, n, dtype=torch.float16, device=device), "native").path == "pointer"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -227,7 +227,7 @@ def test_tf32_staging_all_layouts(layout, shape, device, path):
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 70), (70, 1), (65, 129), (128, 64)])
 def test_transpose(shape, device):
-    from tritonmm.matmul import transpose
+    from tritonmm.plan import transpose
     x = torch.randn(*shape, device=device)
     assert torch.equal(transpose(x), x.T)
     big = torch.randn(2 * shape[0] + 1, 3 * shape[1] + 2, device=device)
@@ -260,3 +260,88 @@ def test_gpu_cuda_graph_capture_and_replay(dtype, prec, path):
         graph.replay()
         torch.cuda.synchronize()
         assert rel_err(out, new_a, new_b) < (2e-3 if prec == "tf32" else BOUND[dtype])
+
+
+# torch.matmul's cases: 1-D operands, folding N-D @ 2-D into M, batched with broadcasting.
+MATMUL_SHAPES = [
+    ((13,), (13,)), ((7, 13), (13,)), ((13,), (13, 5)), ((3, 7, 13), (13,)), ((13,), (3, 13, 5)),
+    ((2, 3, 7, 13), (13, 5)), ((7, 13), (4, 13, 5)), ((4, 7, 13), (4, 13, 5)), ((2, 1, 7, 13), (3, 13, 5)),
+    ((1, 7, 13), (6, 13, 5)), ((5, 0, 13), (13, 4)), ((2, 7, 0), (2, 0, 5)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=lambda s: f"{s[0]}@{s[1]}".replace(" ", ""))
+def test_matmul_follows_torch_matmul(shapes, dtype, device):
+    a = torch.randn(*shapes[0], device=device).to(dtype)
+    b = torch.randn(*shapes[1], device=device).to(dtype)
+    out = tritonmm.matmul(a, b)
+    ref = a.double() @ b.double()
+    assert out.shape == ref.shape and out.dtype == dtype
+    if ref.numel():
+        assert torch.isfinite(out).all()
+        assert ((out.double() - ref).norm() / ref.norm().clamp_min(1e-300)).item() < BOUND[dtype]
+
+
+def test_matmul_folds_without_a_copy(device, monkeypatch):
+    """N-D @ 2-D with foldable strides reaches the kernel as a view of a's memory."""
+    from tritonmm import plan
+    seen = []
+    real = plan.product
+    monkeypatch.setattr(plan, "product", lambda a, b, **kw: seen.append(a.data_ptr()) or real(a, b, **kw))
+    a = torch.randn(2, 3, 7, 13, device=device)
+    tritonmm.matmul(a, torch.randn(13, 5, device=device))
+    assert seen == [a.data_ptr()]
+
+
+def test_matmul_broadcast_reads_with_stride_zero(device, monkeypatch):
+    """A broadcast batch operand is read through a batch stride of 0, not copied per batch."""
+    from tritonmm import plan
+    strides = []
+    real = plan.product
+    monkeypatch.setattr(plan, "product", lambda a, b, **kw: strides.append(b.stride(0)) or real(a, b, **kw))
+    a = torch.randn(5, 7, 13, device=device)
+    b = torch.randn(1, 13, 4, device=device)
+    out = tritonmm.matmul(a, b)
+    assert strides == [0]
+    assert ((out.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()) < 1e-5
+
+
+def test_matmul_out(device):
+    a, b = torch.randn(3, 5, 7, device=device), torch.randn(7, 4, device=device)
+    out = torch.full((3, 5, 4), float("nan"), device=device)
+    assert tritonmm.matmul(a, b, out=out) is out
+    assert ((out.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()) < 1e-5
+
+
+ACTS = [None, "relu", "gelu", "gelu_tanh", "silu"]
+TORCH_ACT = {None: lambda z: z, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+             "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"), "silu": torch.nn.functional.silu}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("act", ACTS)
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_linear_epilogue(bias, act, dtype, device, path):
+    """The bias add and the activation in the kernel's epilogue, on both kernel paths."""
+    x = torch.randn(2, 8, 32, device=device).to(dtype)
+    w = (torch.randn(40, 32, device=device) / 4).to(dtype)
+    b = torch.randn(40, device=device).to(dtype) if bias else None
+    y = tritonmm.linear(x, w, b, act)
+    ref = TORCH_ACT[act](torch.nn.functional.linear(x.double(), w.double(), None if b is None else b.double()))
+    assert y.shape == (2, 8, 40) and y.dtype == dtype
+    assert ((y.double() - ref).norm() / ref.norm()).item() < BOUND[dtype]
+
+
+def test_linear_with_empty_sum_is_the_epilogue(device):
+    x, w, b = torch.randn(4, 0, device=device), torch.randn(3, 0, device=device), torch.randn(3, device=device)
+    assert torch.allclose(tritonmm.linear(x, w, b, "relu"), torch.relu(b).expand(4, 3))
+
+
+@pytest.mark.gpu
+def test_gpu_large_batch_one_launch():
+    """The batch shares grid axis 0 with the tiles, so batches past grid-y/z limits need no loop."""
+    a = torch.randn(70000, 2, 3, device="cuda")
+    b = torch.randn(70000, 3, 2, device="cuda")
+    out = tritonmm.matmul(a, b, input_precision="ieee")
+    assert torch.allclose(out, a @ b, atol=1e-5)

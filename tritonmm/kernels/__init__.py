@@ -1,0 +1,10 @@
+"""The block programs, one a file. Each program owns a BLOCK_M x BLOCK_N tile of C, walks K in
+BLOCK_K steps and accumulates ``tl.dot`` of one A tile and one B tile per step in fp32; the
+compiler stages the tiles through shared memory, pipelines ``num_stages`` steps ahead and
+issues tensor-core instructions.
+
+* ``gemm.gemm_kernel``: pointers and masks, any strides and alignment, a batch dimension.
+* ``gemm_tma.gemm_tma_kernel``: TMA tensor descriptors, persistent, 16-byte aligned rows.
+* ``transpose.transpose_kernel``: a tiled transposing copy (TF32 operands are staged K-major).
+* ``tiles``: what the programs share: the tile order and the fused epilogue.
+"""

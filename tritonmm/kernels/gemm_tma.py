@@ -1,0 +1,56 @@
+"""The TMA block program: C = A @ B (+ bias, activation) through tensor descriptors, persistent.
+
+The same tiled algorithm as gemm.py, but A, B and C move through TMA tensor descriptors
+(Hopper's bulk tensor copy engine), and one program per SM walks many tiles, so tile n+1's
+loads overlap tile n's epilogue. TMA zero-fills out-of-bounds reads and clips out-of-bounds
+writes, so nothing is masked; it needs 16-byte aligned rows instead, which the planner checks
+before choosing this path. C leaves in two BLOCK_N/2 halves: the store stages C in shared
+memory, and half the staging buffer leaves room for a deeper pipeline (128x256 fp16 tiles get
+4 stages instead of 3).
+"""
+import triton
+import triton.language as tl
+
+from .tiles import epilogue, tile_coords
+
+
+@triton.jit
+def gemm_tma_kernel(
+    a_desc, b_desc, c_desc, bias_ptr, M, N, K, stride_bias_m, stride_bias_n,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr,
+):
+    # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
+    # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    # flatten=True lets the pipeliner prefetch the next tile's first K steps during this epilogue.
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
+        pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            off_k = ki * BLOCK_K
+            a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
+            b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
+            if UPCAST:
+                a, b = a.to(tl.float32), b.to(tl.float32)
+            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        offs_m = off_m + tl.arange(0, BLOCK_M)
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        acc = epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n, HAS_BIAS, ACTIVATION)
+        left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
+        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+
+
+def fit_descriptors(nargs: dict) -> None:
+    """Sets each descriptor's block to the config's tile (also the autotuner's pre_hook, so
+    its trial launches use it)."""
+    BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
+    nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
+    nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]
+    nargs["c_desc"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves

@@ -1,0 +1,40 @@
+"""What the block programs share: the order tiles are walked in, and the fused epilogue."""
+import triton
+import triton.language as tl
+
+# Activations the epilogue fuses, by the name tritonmm.linear takes.
+ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
+
+
+@triton.jit
+def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    # Grouped ordering: walk GROUP_M rows of tiles column by column, so programs that
+    # run together reuse the same B tiles (and, within the group, A tiles) from L2.
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = tile_id // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@triton.jit
+def epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
+             HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    """bias + activation on the fp32 accumulator, before the one cast to the output dtype.
+    The bias is any tensor broadcast to (M, N) (a linear layer's (N,) has strides (0, 1))."""
+    if HAS_BIAS:
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        bias = tl.load(bias_ptr + offs_m[:, None].to(tl.int64) * stride_bias_m + offs_n[None, :] * stride_bias_n,
+                       mask=mask)
+        acc += bias.to(tl.float32)
+    if ACTIVATION == "relu":
+        acc = tl.maximum(acc, 0.0)
+    elif ACTIVATION == "gelu":  # x * Phi(x), the erf form (F.gelu's default)
+        acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))
+    elif ACTIVATION == "gelu_tanh":  # 0.5x(1 + tanh(u)) is x * sigmoid(2u), u = sqrt(2/pi)(x + 0.044715x^3)
+        acc = acc * tl.sigmoid(1.5957691216057308 * (acc + 0.044715 * acc * acc * acc))
+    elif ACTIVATION == "silu":
+        acc = acc * tl.sigmoid(acc)
+    return acc
