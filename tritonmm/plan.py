@@ -14,7 +14,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import config_space, device, tuning, validation
+from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 from .kernels.transpose import transpose_kernel
@@ -134,7 +134,8 @@ class Product:
         )
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
         bias_args = (bias, *bias.expand(self.M, self.N).stride()) if bias is not None else (None, 0, 0)
-        if self.facts.tma and precision == "tf32" and not self.batched:
+        self.staged = self.facts.tma and precision == "tf32" and not self.batched
+        if self.staged:
             a, b = _k_major(a, b, self.traced)
         sources = [_tma_source(t) for t in (a, b, c)] if self._tma_ok() else [None]
         if all(s is not None for s in sources) and not sources[2][1]:
@@ -163,11 +164,20 @@ class Product:
         names = self.kernel.arg_names[:len(self.args)]
         return {**dict(zip(names, self.args)), **self.constants, **cfg.kwargs}
 
-    def run(self, cfg: triton.Config) -> None:
+    def run(self, cfg: triton.Config):
+        """Launches under ``cfg``; returns Triton's compiled kernel (None in the interpreter)."""
         if self.path == "tma":
             fit_descriptors(self.named_args(cfg))
-        launcher(self.kernel, self.traced)[self.grid(cfg.kwargs)](
+        return launcher(self.kernel, self.traced)[self.grid(cfg.kwargs)](
             *self.args, **self.constants, **cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+
+    def compiled(self, kernel, cfg: triton.Config):
+        """What fast_launch needs to relaunch ``kernel`` for this product's key, or None where a
+        call must re-plan: the TMA path (its descriptors hold the tensors) and staged operands."""
+        if kernel is None or self.path != "pointer" or self.staged or not self.can_benchmark:
+            return None
+        named = self.named_args(cfg)
+        return fast_launch.Compiled(kernel, self.grid(cfg.kwargs), tuple(named[n] for n in self.kernel.arg_names[4:]))
 
     @property
     def can_benchmark(self) -> bool:
@@ -206,10 +216,37 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
+    key = None
+    if config is None and fast_launch.enabled() and not validation.traced(a):
+        key = _launch_key(a, b, out, bias, precision, activation)
+        known = _compiled.get(key)
+        if known is not None:
+            with device.on_device(a.device):
+                if known((a, b, out, bias), fast_launch.current_stream(a.device.index)):
+                    return out
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation)
-        launch.run(config or tuning.choose_config(launch))
+        cfg = config or tuning.choose_config(launch)
+        kernel = launch.run(cfg)
+        ready = launch.compiled(kernel, cfg) if key is not None else None
+    if ready is not None:
+        if len(_compiled) >= 4096:  # many distinct shapes: start over rather than grow without bound
+            _compiled.clear()
+        _compiled[key] = ready
     return out
+
+
+# fast_launch.Compiled by _launch_key: products seen before relaunch their compiled kernel.
+_compiled: dict = {}
+
+
+def _launch_key(a, b, out, bias, precision, activation) -> tuple:
+    """Every fact the path, the config and Triton's specialization of a product depend on:
+    equal keys launch the same compiled kernel with the same grid and integer arguments."""
+    return (a.device, a.dtype, precision, activation, a.shape, b.shape, a.stride(), b.stride(), out.stride(),
+            a.data_ptr() & 15, b.data_ptr() & 15, out.data_ptr() & 15,
+            None if bias is None else (bias.dtype, bias.shape, bias.stride(), bias.data_ptr() & 15),
+            TMA_MIN_MACS, tuning.generation)
 
 
 def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:

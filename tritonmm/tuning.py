@@ -17,6 +17,7 @@ from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 
 _memory: dict = {}  # Product.tuning_key -> triton.Config, this process
+generation = 0  # bumped whenever _memory changes meaning (a tune, forget()): plan.py keys launches on it
 _active = threading.local()  # the Product being tuned, for the prune hook and the progress bar
 
 
@@ -58,7 +59,7 @@ def tune(product, progress=None):
     M, N, K = product.M, product.N, product.K
     cache.store(product.cache_key(), best, tuned_shape=[M, N, K], ms=ms,
                 tflops=timing.tflops(product.Z * M, N, K, ms))
-    _memory[product.tuning_key] = best
+    _remember(product.tuning_key, best)
     return best, timings
 
 
@@ -72,10 +73,20 @@ def choose_config(product) -> triton.Config:
             cfg, _ = tune(product)
         else:
             cfg = product.heuristic()
-    _memory[key] = cfg
+    _remember(key, cfg)
     return cfg
+
+
+def _remember(key, cfg) -> None:
+    """A new key changes no earlier choice; a replaced config does, and bumps the generation."""
+    global generation
+    if key in _memory and _memory[key] != cfg:
+        generation += 1
+    _memory[key] = cfg
 
 
 def forget() -> None:
     """Drops this process's remembered configs (the disk cache is untouched)."""
+    global generation
     _memory.clear()
+    generation += 1
