@@ -56,3 +56,11 @@ def test_family():
     assert cs.family(torch.bfloat16, "native") == "16bit"
     assert cs.family(torch.float32, "ieee") == "ieee"
     assert cs.family(torch.float32, "tf32") == "tf32"
+
+
+def test_smem_estimate_counts_a_matrix_bias_tile():
+    cfg = cs.make_config(128, 256, 64, 4, 8)
+    plain = cs.smem_bytes(cfg, 2, tma=True)
+    assert cs.smem_bytes(cfg, 2, tma=True, matrix_bias=True) == plain + 128 * 256 * 2
+    kept, _ = cs.prune([cfg], 4096, 4096, 4096, 2, H100_SMEM, tma=True, matrix_bias=True)
+    assert plain <= H100_SMEM and not kept  # 4-stage 128x256 fits without the bias tile, not with it

@@ -345,3 +345,39 @@ def test_gpu_large_batch_one_launch():
     b = torch.randn(70000, 3, 2, device="cuda")
     out = tritonmm.matmul(a, b, input_precision="ieee")
     assert torch.allclose(out, a @ b, atol=1e-5)
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda d: None, "none"), (lambda d: torch.randn(40, device=d), "row"),
+    (lambda d: torch.randn(24, 1, device=d), "column"), (lambda d: torch.randn(24, 40, device=d), "matrix"),
+    (lambda d: torch.randn(1, 40, device=d), "row"),
+])
+def test_bias_kinds_load_vectors_as_vectors(make, kind, device):
+    """plan.product takes any bias that broadcasts to (M, N); vectors get the cheap epilogue,
+    and the epilogue is part of the tuning key (it changes what fits in shared memory)."""
+    from tritonmm import plan
+    a, b = operands(24, 40, 32, torch.float32, "NN", device)
+    bias = make(device)
+    assert plan.bias_kind(bias, 24, 40) == kind
+    out = plan.product(a, b, bias=bias, activation="relu", precision="ieee")
+    ref = torch.relu(a.double() @ b.double() + (0 if bias is None else bias.double()))
+    assert ((out.double() - ref).norm() / ref.norm()) < 1e-5
+    keys = {plan.Product(a, b, out, "ieee", bias=bias, activation=act).tuning_key for act in ("none", "relu")}
+    assert len(keys) == 2
+
+
+@pytest.mark.gpu
+def test_gpu_epilogue_is_tuned_apart(path, monkeypatch, tmp_path):
+    """A config tuned for the plain product is not reused with an epilogue that needs more
+    shared memory (session 3: a 4-stage 128x256 TMA config ran out of it with a bias tile)."""
+    from tritonmm import plan, tuning
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    tuning.forget()
+    x = torch.randn(512, 256, device="cuda").bfloat16()
+    w = torch.randn(384, 256, device="cuda").bfloat16()
+    tritonmm.mm(x, w.T)
+    for bias in (torch.randn(384, device="cuda"), torch.randn(512, 384, device="cuda"), torch.randn(512, 1, device="cuda")):
+        out = plan.product(x, w.T, bias=bias.bfloat16(), activation="gelu_tanh", precision="native")
+        ref = torch.nn.functional.gelu(x.double() @ w.double().T + bias.bfloat16().double(), approximate="tanh")
+        assert ((out.double() - ref).norm() / ref.norm()) < 1e-2

@@ -60,12 +60,14 @@ def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32") -
     return space(family(dtype, input_precision))
 
 
-def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool) -> int:
+def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False) -> int:
     """Shared memory a config needs: num_stages A and B tiles, the half C tile a TMA store
-    stages, and 1 KiB for barriers and alignment."""
+    stages, a whole tile's layout conversion for a matrix bias (kernels/tiles.py), and 1 KiB
+    for barriers and alignment."""
     k = cfg.kwargs
+    tile = k["BLOCK_M"] * k["BLOCK_N"] * elem_bytes
     operands = cfg.num_stages * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * elem_bytes
-    return operands + (k["BLOCK_M"] * k["BLOCK_N"] // 2 * elem_bytes if tma else 0) + 1024
+    return operands + (tile // 2 if tma else 0) + (tile if matrix_bias else 0) + 1024
 
 
 def bucket(n: int) -> int:
@@ -74,11 +76,11 @@ def bucket(n: int) -> int:
     return 1 << max(4, (n - 1).bit_length())
 
 
-def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma):
+def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False):
     """Drop configs that cannot fit in shared memory, and those whose blocks are far
     larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a
     smaller block of the space would do. Returns (kept, reasons for each dropped)."""
-    fits = [c for c in cfgs if smem_bytes(c, elem_bytes, tma) <= smem_limit]
+    fits = [c for c in cfgs if smem_bytes(c, elem_bytes, tma, matrix_bias) <= smem_limit]
     dropped = {"shared memory": len(cfgs) - len(fits)}
     kept = fits
     for dim, size in (("BLOCK_M", M), ("BLOCK_N", N), ("BLOCK_K", K)):
@@ -89,10 +91,10 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma):
     return kept, {why: n for why, n in dropped.items() if n}
 
 
-def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma) -> triton.Config:
+def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0 and the CPU interpreter:
     among the configs that fit, the largest tile that still gives every SM a tile."""
-    kept, _ = prune(configs(dtype, precision), M, N, K, elem_bytes, smem_limit, tma)
+    kept, _ = prune(configs(dtype, precision), M, N, K, elem_bytes, smem_limit, tma, matrix_bias)
     kept = kept or configs(dtype, precision)[-1:]
 
     def score(c):

@@ -45,10 +45,12 @@ class Compiled:
         """Launches on ``stream``; False (nothing launched) if this Triton refuses the direct call."""
         args = tensors + self.rest
         hooks = triton.knobs.runtime
-        meta = self.kernel.launch_metadata(self.grid, stream, *args)  # as JITFunction.run: hooks may read it
+        enter = hooks.launch_enter_hook
+        # What JITFunction.run hands the launch hooks; with none installed (None through 3.7, an
+        # empty HookChain from 3.8) nobody reads it, and building it costs 1.6 us.
+        meta = self.kernel.launch_metadata(self.grid, stream, *args) if enter and getattr(enter, "calls", 1) else None
         try:
-            self.run(*self.grid, stream, self.function, self.metadata, meta, hooks.launch_enter_hook,
-                     hooks.launch_exit_hook, *args)
+            self.run(*self.grid, stream, self.function, self.metadata, meta, enter, hooks.launch_exit_hook, *args)
         except TypeError:  # the launcher parses its arguments before it launches anything
             disable()
             return False

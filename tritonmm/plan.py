@@ -68,6 +68,14 @@ def _layout(t: torch.Tensor) -> str:
     return "N" if t.stride(-1) == 1 else "T" if t.stride(-2) == 1 else "S"
 
 
+def bias_kind(bias, M, N) -> str:
+    """How a bias broadcasts over (M, N): kernels.tiles.BIAS_KINDS."""
+    if bias is None:
+        return "none"
+    stride_m, stride_n = bias.expand(M, N).stride()
+    return "row" if stride_m == 0 else "column" if stride_n == 0 else "matrix"
+
+
 def _hint(n) -> int:
     """A size as an int: itself, or under dynamic-shape tracing the example value behind it.
     Choices made from hints (a config) are valid for every size; they only tune speed."""
@@ -128,7 +136,7 @@ class Product:
         self.facts = device.facts(a.device)
         self.layout = _layout(a) + _layout(b) + ("b" if self.batched else "")
         self.constants = dict(
-            HAS_BIAS=bias is not None, ACTIVATION=activation,
+            BIAS=bias_kind(bias, self.M, self.N), ACTIVATION=activation,
             INPUT_PRECISION="ieee" if precision == "ieee" else "tf32",
             UPCAST=a.dtype == torch.bfloat16 and validation.interpreting(),
         )
@@ -186,24 +194,32 @@ class Product:
 
     def prune(self, cfgs):
         return config_space.prune(cfgs, _hint(self.M), _hint(self.N), _hint(self.K), self.dtype.itemsize,
-                                  self.facts.smem_bytes, self.path == "tma")
+                                  self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix")
 
     def heuristic(self) -> triton.Config:
         return config_space.heuristic(_hint(self.M), _hint(self.N), _hint(self.K), self.dtype, self.precision,
                                       max(1, self.facts.num_sms // _hint(self.Z)),
-                                      self.dtype.itemsize, self.facts.smem_bytes, self.path == "tma")
+                                      self.dtype.itemsize, self.facts.smem_bytes, self.path == "tma",
+                                      self.constants["BIAS"] == "matrix")
 
     @property
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
-        return (self.facts.name, self.dtype, self.precision, self.path, self.layout,
+        return (self.facts.name, self.dtype, self.precision, self.path, self.layout, self.epilogue,
                 *(config_space.bucket(_hint(n)) for n in (self.M, self.N, self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
         from .cache import make_key
-        return make_key(self.facts.name, self.dtype, self.precision, self.path, self.layout,
+        return make_key(self.facts.name, self.dtype, self.precision, self.path, self.layout + self.epilogue,
                         _hint(self.M), _hint(self.N), _hint(self.K))
+
+    @property
+    def epilogue(self) -> str:
+        """'' for a plain product, else '+bias kind+activation': the epilogue's registers and shared
+        memory move the best config, and can make one that fits without it too large."""
+        bias, act = self.constants["BIAS"], self.constants["ACTIVATION"]
+        return "" if bias == act == "none" else f"+{bias}+{act}"
 
 
 def product(a, b, *, precision: str, bias=None, activation: str = "none", out=None, config=None):
@@ -262,9 +278,9 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
     return z
 
 
-def chosen(a, b, precision: str):
-    """(config, kernel path) that product(a, b) runs with now: for tables and tests."""
+def chosen(a, b, precision: str, bias=None, activation: str = "none"):
+    """(config, kernel path) that product(a, b, ...) runs with now: for tables and experiments."""
     out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=a.dtype, device=a.device)
     with device.on_device(a.device):
-        launch = Product(a, b, out, precision)
+        launch = Product(a, b, out, precision, bias, activation)
         return tuning.choose_config(launch), launch.path

@@ -23,8 +23,9 @@ def interpreting() -> bool:
 
 
 def traced(t: torch.Tensor) -> bool:
-    """True for the fake tensors torch.compile traces with: no memory, nothing to time."""
-    return is_fake(t)
+    """True for the fake tensors torch.compile traces with: no memory, nothing to time. (A plain
+    torch.Tensor is never fake; asking its type first keeps eager calls cheap.)"""
+    return type(t) is not torch.Tensor and is_fake(t)
 
 
 def _check_tensor(name: str, t, dims=(2,)) -> None:

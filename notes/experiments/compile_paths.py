@@ -22,14 +22,14 @@ for M in (1024, 4096):
     fn = lambda: tritonmm.linear(x, w, b, "gelu_tanh")  # noqa: E731
     tf = lambda ms: f"{timing.tflops(M, 16384, 4096, ms):.0f}"  # noqa: E731
     with torch.no_grad():
-        cfg, path = plan.chosen(x, w.T, "native")
+        cfg, path = plan.chosen(x, w.T, "native", b, "gelu_tanh")
         rows.append([M, f"eager {path} (tuned)", str(cfg), tf(timing.median_ms(fn))])
         saved = plan.TMA_MIN_MACS
         plan.TMA_MIN_MACS = float("inf")
         for tune in ("0", "1"):
             os.environ["TRITONMM_AUTOTUNE"] = tune
             tuning.forget()
-            cfg, path = plan.chosen(x, w.T, "native")
+            cfg, path = plan.chosen(x, w.T, "native", b, "gelu_tanh")
             fn()
             rows.append([M, f"eager {path} ({'tuned' if tune == '1' else 'heuristic'})", str(cfg),
                          tf(timing.median_ms(fn))])

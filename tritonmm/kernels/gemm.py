@@ -25,7 +25,7 @@ def gemm_kernel(
     stride_az, stride_am, stride_ak, stride_bz, stride_bk, stride_bn, stride_cz, stride_cm, stride_cn,
     stride_bias_m, stride_bias_n,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+    BIAS: tl.constexpr, ACTIVATION: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
 ):
     # The grid is (batch * tiles,): one axis has room for 2**31 programs, so no batch is too large.
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -53,6 +53,6 @@ def gemm_kernel(
         b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
         acc = _dot(a, b, acc, INPUT_PRECISION, UPCAST)
 
-    acc = epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n, HAS_BIAS, ACTIVATION)
+    acc = epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n, BIAS, ACTIVATION)
     c_ptrs = c_ptr + z * stride_cz + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

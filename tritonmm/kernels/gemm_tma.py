@@ -18,7 +18,7 @@ from .tiles import epilogue, tile_coords
 def gemm_tma_kernel(
     a_desc, b_desc, c_desc, bias_ptr, M, N, K, stride_bias_m, stride_bias_n,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
+    A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
@@ -41,7 +41,7 @@ def gemm_tma_kernel(
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        acc = epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n, HAS_BIAS, ACTIVATION)
+        acc = epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n, BIAS, ACTIVATION)
         left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
         c_desc.store([off_m, off_n], left.to(c_desc.dtype))
         c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))

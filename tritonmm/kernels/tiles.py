@@ -19,12 +19,23 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
+# How a bias broadcasts over C, by the strides of its (M, N) view: "row" is one value per column
+# (a linear layer's (N,) bias, strides (0, 1)), "column" one per row, "matrix" anything else.
+# Vectors are loaded as vectors: a BLOCK_M x BLOCK_N bias tile costs a shared-memory layout
+# conversion as large as the tile (64 KB for 128x256 bf16), which left a 4-stage 128x256 config
+# 262176 bytes of shared memory to ask for on the H100 (limit 232448; session 3's first run).
+BIAS_KINDS = ("none", "row", "column", "matrix")
+
+
 @triton.jit
 def epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
-             HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
-    """bias + activation on the fp32 accumulator, before the one cast to the output dtype.
-    The bias is any tensor broadcast to (M, N) (a linear layer's (N,) has strides (0, 1))."""
-    if HAS_BIAS:
+             BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
+    """bias + activation on the fp32 accumulator, before the one cast to the output dtype."""
+    if BIAS == "row":
+        acc += tl.load(bias_ptr + offs_n * stride_bias_n, mask=offs_n < N).to(tl.float32)[None, :]
+    elif BIAS == "column":
+        acc += tl.load(bias_ptr + offs_m * stride_bias_m, mask=offs_m < M).to(tl.float32)[:, None]
+    elif BIAS == "matrix":
         mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
         bias = tl.load(bias_ptr + offs_m[:, None].to(tl.int64) * stride_bias_m + offs_n[None, :] * stride_bias_n,
                        mask=mask)
