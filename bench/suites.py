@@ -139,8 +139,10 @@ def host_suite(rounds: int):
             fn()
         us = {name: statistics.median(timing.host_us_per_call(fn) for _ in range(rounds)) for name, fn in fns.items()}
         rows.append([f"{M}x{N}x{K}"] + [f"{us[n]:.1f}" for n in fns] + [f"{us['tritonmm.mm'] / us['torch.mm']:.2f}"])
-    return tabulate(rows, headers=["bf16 shape", "torch.mm us", "tritonmm.mm us", "matmul us", "linear us",
-                                   "mm x torch"], disable_numparse=True)
+    from tritonmm import fast_launch
+    return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}\n" +
+            tabulate(rows, headers=["bf16 shape", "torch.mm us", "tritonmm.mm us", "matmul us", "linear us",
+                                    "mm x torch"], disable_numparse=True))
 
 
 SUITES = {"linear": linear_suite, "model": model_suite, "compile": compile_suite, "host": host_suite}

@@ -56,13 +56,16 @@ def test_gpu_repeated_products_relaunch(fast, monkeypatch):
     plans = []
     real = plan.Product.__init__
     monkeypatch.setattr(plan.Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
+    shapes = [(100, 72, 56), (1, 4096, 64), (64, 1, 32)]  # sizes of 1 are specialized by Triton
     for dtype in (torch.bfloat16, torch.float32):
-        for _ in range(3):
-            a, b = operands(100, 72, 56, dtype, "NT", "cuda")
-            out = torch.full((100, 72), float("nan"), dtype=dtype, device="cuda")
-            tritonmm.mm(a, b, out=out, input_precision="ieee" if dtype == torch.float32 else None)
-            assert rel_err(out, a, b) < (1e-2 if dtype == torch.bfloat16 else 1e-5)
-    assert len(plans) == (2 if fast else 6)
+        for shape in shapes:
+            for _ in range(3):
+                a, b = operands(*shape, dtype, "NT", "cuda")
+                out = torch.full(shape[:2], float("nan"), dtype=dtype, device="cuda")
+                tritonmm.mm(a, b, out=out, input_precision="ieee" if dtype == torch.float32 else None)
+                assert rel_err(out, a, b) < (1e-2 if dtype == torch.bfloat16 else 1e-5)
+    assert fast_launch.enabled() == fast
+    assert len(plans) == (2 if fast else 6) * len(shapes)
 
 
 @pytest.mark.gpu

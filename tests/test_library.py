@@ -33,11 +33,14 @@ def leaves(*tensors):
     lambda d: ("linear", (torch.randn(7, 13, device=d), torch.randn(11, 13, device=d), torch.randn(11, device=d),
                           "silu", "ieee", None)),
     lambda d: ("linear", (torch.randn(7, 13, device=d), torch.randn(11, 13, device=d), None, "none", "ieee", None)),
-], ids=["mm", "mm-transposed-pinned", "bmm-broadcast", "linear-bias-silu", "linear-plain"])
+    lambda d: ("eager_product", (torch.randn(7, 13, device=d), torch.randn(13, 11, device=d), torch.randn(11, device=d),
+                                 "gelu", "ieee", None)),
+], ids=["mm", "mm-transposed-pinned", "bmm-broadcast", "linear-bias-silu", "linear-plain", "eager-product"])
 def test_opcheck(args, device):
     """Schema, fake implementation, autograd registration and AOT dispatch with dynamic shapes."""
     name, sample = args(device)
-    sample = tuple(t.requires_grad_() if isinstance(t, torch.Tensor) and t.is_leaf else t for t in sample)
+    if name != "eager_product":  # it runs inside the other operators' forward, under their autograd
+        sample = tuple(t.requires_grad_() if isinstance(t, torch.Tensor) and t.is_leaf else t for t in sample)
     torch.library.opcheck(getattr(torch.ops.tritonmm, name).default, sample)
 
 
@@ -129,6 +132,28 @@ def test_compile_fullgraph(dynamic, device):
         a, b = operands(m, 24, 40, torch.float32, "NN", device)
         out = fn(a, b)
         assert rel_err(out, a, b) > 0 and frob(out, torch.relu(a.double() @ b.double()) * 2) < 1e-5
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compile_tma_sized_products_run_the_planner(dynamic, device, monkeypatch):
+    """A product that takes the TMA path eagerly reaches the compiled graph as the opaque
+    tritonmm::eager_product operator, and the graph computes it right, gradients included."""
+    from tritonmm import plan
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
+    ran = []
+    real = plan.product
+    monkeypatch.setattr(plan, "product", lambda a, b, **kw: ran.append(plan.validation.traced(a)) or real(a, b, **kw))
+    torch._dynamo.reset()
+    x, w, bias = torch.randn(2, 8, 32, device=device), torch.randn(24, 32, device=device), torch.randn(24, device=device)
+    (x1, w1, b1), (x2, w2, b2) = leaves(x, w, bias)
+    fn = torch.compile(lambda x, w, b: tritonmm.linear(x, w, b, input_precision="ieee").square().sum(),
+                       backend=BACKEND, fullgraph=True, dynamic=dynamic)
+    loss = fn(x1, w1, b1)
+    loss.backward()
+    ref = F.linear(x2, w2, b2).square().sum()
+    ref.backward()
+    assert frob(loss, ref) < 1e-5 and all(frob(p.grad, q.grad) < 1e-5 for p, q in ((x1, x2), (w1, w2), (b1, b2)))
+    assert False in ran  # at least one product ran on real tensors, from inside the compiled graph
 
 
 def test_compile_linear_training_step(device):

@@ -91,10 +91,18 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False):
     return kept, {why: n for why, n in dropped.items() if n}
 
 
+# The pointer kernel's largest tile for the heuristic. Tuned on 1024 and 4096 x 16384 x 4096
+# bf16 (x @ W.T) on the H100, 64x128x64 (4 warps, 4 stages) ran at 302-312 TFLOP/s and the
+# 128x256x64 tile the heuristic chose before at 127-130 (notes/NOTES.md, run 15).
+POINTER_MAX_TILE = 64 * 128
+
+
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False) -> triton.Config:
-    """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0 and the CPU interpreter:
-    among the configs that fit, the largest tile that still gives every SM a tile."""
+    """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
+    compiled graphs: among the configs that fit, the largest tile that still gives every SM a
+    tile (on the pointer kernel, at most POINTER_MAX_TILE elements)."""
     kept, _ = prune(configs(dtype, precision), M, N, K, elem_bytes, smem_limit, tma, matrix_bias)
+    kept = [c for c in kept if tma or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE] or kept
     kept = kept or configs(dtype, precision)[-1:]
 
     def score(c):

@@ -55,6 +55,20 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], 
                         config=_pinned(config))
 
 
+@torch.library.custom_op("tritonmm::eager_product", mutates_args=())
+def eager_product(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], activation: str, precision: str,
+                  config: Optional[Sequence[int]] = None) -> torch.Tensor:
+    """plan.product, run when a compiled graph runs rather than traced into it: the graph's
+    path for products that take the TMA kernel (plan.product says why). Opaque to inductor,
+    so it keeps tritonmm's own path choice, tuned configs and launch cache."""
+    return plan.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
+
+
+@eager_product.register_fake
+def _(a, b, bias, activation, precision, config=None):
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
 def _setup_product(ctx, inputs, output):
     a, b, precision, _ = inputs
     ctx.save_for_backward(a, b)

@@ -226,6 +226,13 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     """act(a @ b + bias) into out (allocated when None) and returned. a is (M, K) and b (K, N),
     or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch (a batch stride of 0
     broadcasts an operand). Arguments are assumed checked (validation.py)."""
+    if out is None and validation.traced(a) and _tma_when_run(a, b):
+        # torch.compile is tracing a product that runs on the TMA kernel. Its host-side tensor
+        # descriptors do not trace through triton_op in torch 2.11-2.14 (the compiled graph lost
+        # the launch), and the pointer kernel runs such products at 0.4x (notes/NOTES.md, run 15):
+        # the graph calls the planner itself when it runs, through an operator it cannot see into.
+        return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision,
+                                                None if config is None else config_space.as_list(config))
     if out is None:
         out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=a.dtype, device=a.device)
     if out.numel() == 0:
@@ -250,6 +257,13 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             _compiled.clear()
         _compiled[key] = ready
     return out
+
+
+def _tma_when_run(a, b) -> bool:
+    """Whether product(a, b) on real tensors of these sizes would take the TMA path (sizes as
+    their example values under dynamic shapes; the choice only moves speed)."""
+    return (a.dim() == 2 and device.facts(a.device).tma
+            and _hint(a.shape[0]) * _hint(a.shape[1]) * _hint(b.shape[1]) >= TMA_MIN_MACS)
 
 
 # fast_launch.Compiled by _launch_key: products seen before relaunch their compiled kernel.
