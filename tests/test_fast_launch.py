@@ -49,9 +49,10 @@ def test_a_refused_direct_call_falls_back_for_good(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("fast", [True, False], ids=["direct", "kernel[grid]"])
-def test_gpu_repeated_products_relaunch(fast, monkeypatch):
+def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
     """The second call of a key launches the compiled kernel directly (no new plan); results are
-    right for every call, on fresh inputs, and with the direct launch off."""
+    right for every call, on fresh inputs, and with the direct launch off, on both kernel paths
+    (a TMA relaunch re-points the first launch's descriptors at the new tensors)."""
     monkeypatch.setitem(fast_launch._state, "enabled", fast)
     plans = []
     real = plan.Product.__init__

@@ -30,19 +30,35 @@ def disable() -> None:
     _state["enabled"] = False
 
 
-class Compiled:
-    """One compiled kernel, its grid and every argument after the tensors, ready to relaunch."""
+def _rebase(desc, tensor):
+    """``desc`` describing ``tensor``'s memory instead. The launch cache's key fixes shape,
+    strides, dtype and alignment, which TensorDescriptor checks when built, so only the base
+    changes: the copy skips those checks (1 us a descriptor; from_tensor takes 3.6)."""
+    new = object.__new__(type(desc))
+    new.__dict__.update(desc.__dict__)
+    new.base = tensor  # the launcher reads base.data_ptr(); a transposed view has the same one
+    return new
 
-    def __init__(self, compiled_kernel, grid, args_after_tensors: tuple):
+
+class Compiled:
+    """One compiled kernel, its grid and every argument after the tensors, ready to relaunch.
+    ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
+    relaunch re-points at its own A, B and C (Triton encodes the tensor maps at launch)."""
+
+    def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None):
         self.run = compiled_kernel.run  # a property: loads the module and function first
         self.function = compiled_kernel.function
         self.metadata = compiled_kernel.packed_metadata
         self.kernel = compiled_kernel
         self.grid = (tuple(grid) + (1, 1))[:3]
         self.rest = args_after_tensors
+        self.descriptors = descriptors
 
     def __call__(self, tensors: tuple, stream) -> bool:
-        """Launches on ``stream``; False (nothing launched) if this Triton refuses the direct call."""
+        """Launches on ``stream`` with ``tensors`` = (A, B, C, bias); False (nothing launched) if
+        this Triton refuses the direct call."""
+        if self.descriptors is not None:
+            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), tensors[3])
         args = tensors + self.rest
         hooks = triton.knobs.runtime
         enter = hooks.launch_enter_hook

@@ -142,9 +142,12 @@ class Product:
         )
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
         bias_args = (bias, *bias.expand(self.M, self.N).stride()) if bias is not None else (None, 0, 0)
-        self.staged = self.facts.tma and precision == "tf32" and not self.batched
-        if self.staged:
-            a, b = _k_major(a, b, self.traced)
+        if self.facts.tma and precision == "tf32" and not self.batched:
+            staged_a, staged_b = _k_major(a, b, self.traced)
+            self.staged = staged_a is not a or staged_b is not b  # a copy, made per call
+            a, b = staged_a, staged_b
+        else:
+            self.staged = False
         sources = [_tma_source(t) for t in (a, b, c)] if self._tma_ok() else [None]
         if all(s is not None for s in sources) and not sources[2][1]:
             (a_src, a_t), (b_src, b_t), (c_src, _) = sources
@@ -181,11 +184,12 @@ class Product:
 
     def compiled(self, kernel, cfg: triton.Config):
         """What fast_launch needs to relaunch ``kernel`` for this product's key, or None where a
-        call must re-plan: the TMA path (its descriptors hold the tensors) and staged operands."""
-        if kernel is None or self.path != "pointer" or self.staged or not self.can_benchmark:
+        call must re-plan: operands staged by a copy (TF32), and tracing or graph capture."""
+        if kernel is None or self.staged or not self.can_benchmark:
             return None
         named = self.named_args(cfg)
-        return fast_launch.Compiled(kernel, self.grid(cfg.kwargs), tuple(named[n] for n in self.kernel.arg_names[4:]))
+        return fast_launch.Compiled(kernel, self.grid(cfg.kwargs), tuple(named[n] for n in self.kernel.arg_names[4:]),
+                                    self.args[:3] if self.path == "tma" else None)
 
     @property
     def can_benchmark(self) -> bool:
