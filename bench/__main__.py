@@ -3,6 +3,7 @@
     python -m bench --quick                   # a few minutes on an H100
     python -m bench --preset llm --dtype bf16 --out results/
     python -m bench --shape 4096x4096x4096 --impl "torch.mm" --impl tritonmm
+    python -m bench --preset sweep --rounds 3 --out results/sweep/   # bench/sweep.py's shapes
 """
 import argparse
 import datetime
@@ -23,7 +24,7 @@ import tritonmm  # noqa: E402
 from tritonmm import timing  # noqa: E402
 from tritonmm.tune import parse_shape  # noqa: E402
 
-from . import impls, report, traffic  # noqa: E402
+from . import impls, report, sweep, traffic  # noqa: E402
 
 PRESETS = {
     "square": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)],
@@ -136,20 +137,63 @@ def cpu_fallback() -> int:
     return 0 if err < 1e-4 else 1
 
 
+def run_meta(argv) -> dict:
+    return dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+                python=platform.python_version(), date=datetime.date.today().isoformat(),
+                command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+
+
+def run_sweep(args, argv) -> int:
+    """bench/sweep.py's shapes for each dtype; the table, then one summary line per dtype."""
+    from tqdm import tqdm
+    dtypes = args.dtype or list(sweep.DTYPES)
+    meta = dict(run_meta(argv), rounds=args.rounds)
+    rows = []
+    with tqdm(total=len(dtypes) * len(sweep.SHAPES), desc="sweep", file=sys.stderr) as progress:
+        for dtype in dtypes:
+            rows += sweep.measure(dtype, sweep.SHAPES, args.rounds, progress)
+    summary = sweep.summarize(rows)
+    print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
+          f"graph: do_bench of a CUDA graph replay over the operand copies, per product; eager: wall time of "
+          f"back-to-back calls; medians of {args.rounds} interleaved round(s); "
+          f"x = torch.mm time / tritonmm time\n")
+    print(report.sweep_table(rows))
+    print()
+    print("\n".join(summary))
+    if args.out:
+        from pathlib import Path
+        for path in report.write_sweep(rows, summary, meta, Path(args.out)):
+            print("wrote", path)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a few shapes, a few minutes")
-    p.add_argument("--preset", choices=sorted(PRESETS), action="append", help="shape preset (repeatable)")
+    p.add_argument("--preset", choices=sorted([*PRESETS, "sweep"]), action="append",
+                   help="shape preset (repeatable); 'sweep' runs on its own: tritonmm against torch.mm over "
+                        "bench/sweep.py's shapes, fp16 and bf16, CUDA graph and eager times")
     p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append",
                    help="fp32 (IEEE), tf32, fp16, bf16 (repeatable; default all)")
     p.add_argument("--impl", action="append", help="run implementations whose name contains this (repeatable)")
     p.add_argument("--rounds", type=int, default=1,
-                   help="time each implementation this many times, interleaved; report the median and spread")
-    p.add_argument("--out", help="write results.json, results.csv and PNG plots here")
+                   help="time each implementation this many times, interleaved; report the median and spread "
+                        "(3 recommended for the sweep)")
+    p.add_argument("--out", help="write results.json, results.csv and PNG plots here "
+                                 "(the sweep: sweep.json, sweep.csv and sweep.png)")
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    if "sweep" in (args.preset or []):
+        if len(args.preset) > 1 or args.shape or args.impl or args.quick:
+            p.error("--preset sweep runs on its own: no other preset, --shape, --impl or --quick")
+        if not set(args.dtype or []) <= set(sweep.DTYPES):
+            p.error(f"--preset sweep runs {' and '.join(sweep.DTYPES)} only")
+        if not torch.cuda.is_available():
+            print("No CUDA GPU found: the sweep times GPU kernels. Nothing timed.")
+            return 0
+        return run_sweep(args, argv)
     if not torch.cuda.is_available():
         return cpu_fallback()
 
@@ -160,9 +204,7 @@ def main(argv=None) -> int:
     if not shapes:
         shapes = QUICK if args.quick else PRESETS["square"] + PRESETS["odd"]
     precisions = args.dtype or (["fp32", "tf32", "bf16"] if args.quick else ["fp32", "tf32", "fp16", "bf16"])
-    meta = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-                python=platform.python_version(), date=datetime.date.today().isoformat(),
-                command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
+    meta = run_meta(argv)
     meta["copy_TBps"] = copy_bandwidth_TBps()
     total = sum(len(impls.registry(pr)) for pr in precisions) * len(shapes)
     rows = []

@@ -100,3 +100,53 @@ def plots(rows: list, meta: dict, out_dir: Path) -> list:
         fig.savefig(out_dir / "roofline.png", dpi=110)
         written.append(out_dir / "roofline.png")
     return written
+
+
+SWEEP_COLUMNS = ["dtype", "shape", "layout", "torch graph us", "tritonmm graph us", "x graph", "torch eager us",
+                 "tritonmm eager us", "x eager", "tritonmm path config", "rel err"]
+
+
+def sweep_table(rows: list) -> str:
+    """The sweep's rows; "x" columns are torch time / tritonmm time (above 1: tritonmm faster)."""
+    out = [[r["dtype"], r["shape"], r["layout"], f"{r['torch_graph_us']:.1f}", f"{r['tritonmm_graph_us']:.1f}",
+            f"{r['ratio_graph']:.2f}", f"{r['torch_eager_us']:.1f}", f"{r['tritonmm_eager_us']:.1f}",
+            f"{r['ratio_eager']:.2f}", r["config"], _fmt(r["rel_err"], ".1e")] for r in rows]
+    return tabulate(out, headers=SWEEP_COLUMNS, disable_numparse=True)
+
+
+def write_sweep(rows: list, summary: list, meta: dict, out_dir: Path) -> list:
+    """sweep.json, sweep.csv and sweep.png under out_dir; returns the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "sweep.json").write_text(json.dumps({"meta": meta, "summary": summary, "rows": rows}, indent=1))
+    with open(out_dir / "sweep.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return [out_dir / "sweep.json", out_dir / "sweep.csv", sweep_plot(rows, meta, out_dir / "sweep.png")]
+
+
+def sweep_plot(rows: list, meta: dict, path: Path) -> Path:
+    """Bars of the graph ratio per shape, one series per dtype, every shape named on the axis."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shapes = list(dict.fromkeys((r["shape"], r["layout"]) for r in rows))
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
+    ratio = {(r["dtype"], r["shape"], r["layout"]): r["ratio_graph"] for r in rows}
+    width = 0.8 / len(dtypes)
+    fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(shapes)), 5.5))
+    for i, dtype in enumerate(dtypes):
+        ax.bar([x + i * width for x in range(len(shapes))], [ratio.get((dtype, *s), 0) for s in shapes], width,
+               label=dtype, color=plt.cm.tab10(i))
+    ax.axhline(1.0, color="black", lw=1, ls="--", label="torch.mm")
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))], [f"{s} {lay}" for s, lay in shapes],
+                  rotation=90, fontsize=7)
+    ax.set_ylabel("torch.mm time / tritonmm time (CUDA graph)")
+    ax.set_title(f"tritonmm against torch.mm, kernel time per shape: above 1, tritonmm is faster "
+                 f"({meta.get('gpu', '')})", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -42,12 +42,14 @@ def resolve_precision(dtype: torch.dtype, input_precision) -> str:
     return "tf32" if torch_uses_tf32() else "ieee"
 
 
-# The TMA path encodes three tensor maps on the host every call: 87-125 us a call at 64^3 on
-# the H100 machine, against 48-56 us on the pointer path. Below this many multiply-adds the
-# pointer kernel is as fast on the GPU, so host time decides: 16x4096x4096 and 128x4096x4096
-# ran at 0.50-0.56x torch.mm on the TMA path and 0.81-0.91x on the pointer path, and the TMA
-# path first wins at 1024x4096x14336 (notes/NOTES.md, run 12).
-TMA_MIN_MACS = 2 ** 35
+# Products of at least this many multiply-adds take the TMA kernel when their operands allow.
+# Session 2 set 2**35 from host time, when the TMA path rebuilt descriptors and bound every
+# argument each call (87-125 us at 64^3). With both paths relaunched directly (fast_launch.py),
+# session 3 forced each path, tuned, on 36 bf16 shapes (notes/experiments/tma_threshold.py,
+# H100): from about 2**31 (2048x1024x1024, 128x4096x4096) the TMA kernel ran 1.4-7x the pointer
+# kernel for x @ W.T and for K not a multiple of 64 (3000x3008x3000: 339 vs 54 TFLOP/s), and
+# 0.98-1.16x for the other aligned row-major cases, with outliers re-checked by the sweep.
+TMA_MIN_MACS = 2 ** 31
 
 
 def _tma_source(t: torch.Tensor):

@@ -18,7 +18,8 @@ def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None):
     global calls
     calls += 1
     if torch.cuda.is_available() and not _interpreting():
-        return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=quantiles)
+        # do_bench returns the mean unless told otherwise; one slow outlier moves a mean.
+        return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=quantiles, return_mode="median")
     fn()  # the interpreter has nothing to warm; one untimed call keeps the shape of do_bench
     start = time.perf_counter()
     fn()

@@ -1,0 +1,70 @@
+"""The sweep's shape suite, its summary, and its run without a GPU."""
+import math
+
+import pytest
+from conftest import HAS_GPU
+from test_bench import run_bench
+
+from bench import report, sweep
+
+
+def test_shapes_cover_every_group():
+    shapes = sweep.SHAPES
+    assert len(shapes) >= 40 and len(set(shapes)) == len(shapes)
+    squares = {m for m, n, k, _ in shapes if m == n == k}
+    assert {256, 768, 1536, 3072, 6144, 8192} <= squares  # non-powers of two among them
+    assert any(m == 1 for m, *_ in shapes) and any(m == 8192 and layout == "NT" for m, _, _, layout in shapes)
+    assert any(min(m, n, k) <= 64 and max(m, n, k) >= 8192 for m, n, k, _ in shapes)  # thin and wide
+    assert any(all(d % 8 for d in (m, n, k)) for m, n, k, _ in shapes)  # no dimension 16-byte aligned in 16 bits
+    assert any(k % 64 and not (m % 8 or n % 8 or k % 8) for m, n, k, _ in shapes)  # aligned, but a partial K step
+    assert {layout for *_, layout in shapes} == {"NN", "NT"}
+
+
+def _row(dtype, shape, graph, eager):
+    return dict(dtype=dtype, shape=shape, layout="NN", ratio_graph=graph, ratio_eager=eager)
+
+
+def test_summarize_geomean_and_minimum_per_dtype():
+    rows = [_row("bf16", "1x2x3", 2.0, 1.0), _row("bf16", "4x5x6", 0.5, 0.25), _row("fp16", "7x8x9", 1.5, 3.0)]
+    bf16, fp16 = sweep.summarize(rows)
+    assert bf16.startswith("bf16 over 2 shapes")
+    assert f"graph geomean {math.sqrt(2.0 * 0.5):.2f}, min 0.50 at 4x5x6 NN" in bf16
+    assert f"eager geomean {math.sqrt(0.25):.2f}, min 0.25 at 4x5x6 NN" in bf16
+    assert "graph geomean 1.50, min 1.50 at 7x8x9 NN; eager geomean 3.00, min 3.00 at 7x8x9 NN" in fp16
+
+
+def test_sweep_table_and_files(tmp_path):
+    row = dict(dtype="bf16", shape="77x4099x2049", M=77, N=4099, K=2049, layout="NT", copies=8,
+               torch_graph_us=10.0, tritonmm_graph_us=8.0, ratio_graph=1.25, torch_eager_us=12.0,
+               tritonmm_eager_us=30.0, ratio_eager=0.4, config="pointer 64x128x64 w4 s4", rel_err=None)
+    table = report.sweep_table([row, dict(row, dtype="fp16", rel_err=2.5e-3)])
+    assert "1.25" in table and "0.40" in table and "pointer 64x128x64" in table and "2.5e-03" in table
+    paths = report.write_sweep([row, dict(row, dtype="fp16")], sweep.summarize([row]), {"gpu": "test"}, tmp_path)
+    assert [p.name for p in paths] == ["sweep.json", "sweep.csv", "sweep.png"]
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")
+def test_sweep_without_gpu_says_so():
+    out = run_bench("--preset", "sweep")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("No CUDA GPU found") and len(out.stdout.splitlines()) == 1
+    assert "Traceback" not in out.stderr
+
+
+def test_sweep_runs_alone():
+    out = run_bench("--preset", "sweep", "--preset", "square")
+    assert out.returncode == 2 and "runs on its own" in out.stderr
+    out = run_bench("--preset", "sweep", "--dtype", "fp32")
+    assert out.returncode == 2 and "fp16 and bf16 only" in out.stderr
+
+
+@pytest.mark.gpu
+def test_gpu_measure_small_shapes():
+    rows = sweep.measure("bf16", [(64, 96, 128, "NN"), (1, 256, 192, "NT")], rounds=1)
+    assert [r["shape"] for r in rows] == ["64x96x128", "1x256x192"]
+    for r in rows:
+        for key in ("torch_graph_us", "tritonmm_graph_us", "ratio_graph", "torch_eager_us", "tritonmm_eager_us",
+                    "ratio_eager"):
+            assert math.isfinite(r[key]) and r[key] > 0, (key, r)
+        assert r["rel_err"] < 1e-2 and r["config"].split()[0] in ("pointer", "tma")
