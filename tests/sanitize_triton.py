@@ -1,0 +1,103 @@
+"""Runs tritonmm's kernels on awkward shapes on every path, for compute-sanitizer:
+
+    compute-sanitizer --tool memcheck  --error-exitcode 1 python3 tests/sanitize_triton.py
+    compute-sanitizer --tool racecheck --error-exitcode 1 python3 tests/sanitize_triton.py
+
+The Triton counterpart of cuda_reference/sanitize.py (a script, not a test module: pytest does
+not collect it). Covers the pointer and the TMA kernel (TMA_MIN_MACS lowered to 0, so small
+aligned products take it on Hopper), every dtype and float32 precision in every layout (TF32
+stages non-K-major operands through the transpose kernel first), batched products with a
+broadcast operand, and every bias kind with every activation. Shapes are small (the tools
+slow kernels down a hundredfold) but have partial tiles in M, N and K, rows that are not
+16-byte aligned, and a single element. Outputs start as NaN, so an element never written
+fails. Prints one summary line (and each wrong result); exits 1 on a wrong result, 0 without
+a GPU.
+"""
+import collections
+import os
+import sys
+
+import torch
+
+import tritonmm
+from tritonmm import plan
+from tritonmm.kernels.tiles import ACTIVATIONS, BIAS_KINDS
+from tritonmm.tune import operands
+
+PRECISIONS = [(torch.float16, None, 2e-3), (torch.bfloat16, None, 1e-2),
+              (torch.float32, "ieee", 1e-5), (torch.float32, "tf32", 2e-3)]
+# Odd sizes reach only the pointer kernel; (64, 128, 16) and (136, 72, 40) have 16-byte aligned
+# rows in every dtype, so the TMA kernel takes them, the second with partial tiles everywhere.
+SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (136, 72, 40)]
+EPILOGUE_SHAPES = [(130, 67, 45), (136, 72, 40)]
+BATCHES = [((3,), (1,)), ((2, 1), (3,))]  # broadcast batch dims of a and b
+
+
+def bf16_bias(kind: str, M: int, N: int):
+    """A bias of one of plan.bias_kind's kinds, for an (M, N) product."""
+    if kind == "none":
+        return None
+    return torch.randn({"row": (N,), "column": (M, 1), "matrix": (M, N)}[kind], device="cuda").bfloat16()
+
+
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return ((out.double() - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+
+
+def nan_like(shape, dtype):
+    return torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+
+
+def main() -> int:
+    if not torch.cuda.is_available():
+        print("sanitize_triton: no CUDA GPU, nothing to run")
+        return 0
+    # Heuristic configs: tuning would time every config of each space under the tool's slowdown.
+    os.environ.setdefault("TRITONMM_AUTOTUNE", "0")
+    torch.manual_seed(0)
+    wrong, count, paths = 0, 0, collections.Counter()
+
+    def check(what: str, out, ref, bound):
+        nonlocal wrong, count
+        count += 1
+        err = rel_err(out, ref)
+        if not err < bound:
+            wrong += 1
+            print(f"WRONG {what}: rel err {err:.1e}", flush=True)
+
+    for tma_min_macs in (float("inf"), 0):  # the pointer path, then TMA wherever operands allow it
+        plan.TMA_MIN_MACS = tma_min_macs
+        for dtype, precision, bound in PRECISIONS:
+            for M, N, K in SHAPES:
+                for layout in ("NN", "NT", "TN", "TT"):
+                    a, b = operands(M, N, K, dtype, layout, "cuda")
+                    out = tritonmm.mm(a, b, out=nan_like((M, N), dtype), input_precision=precision)
+                    paths[plan.chosen(a, b, plan.resolve_precision(dtype, precision))[1]] += 1
+                    check(f"mm {dtype} {precision} {layout} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
+                          out, a.double() @ b.double(), bound)
+        for M, N, K in EPILOGUE_SHAPES:
+            a, b = operands(M, N, K, torch.bfloat16, "NN", "cuda")
+            for kind in BIAS_KINDS:
+                bias = bf16_bias(kind, M, N)
+                for activation in ACTIVATIONS:
+                    out = plan.product(a, b, bias=bias, activation=activation, precision="native",
+                                       out=nan_like((M, N), torch.bfloat16))
+                    paths[plan.chosen(a, b, "native", bias, activation)[1]] += 1
+                    ref = plan.epilogue_reference(a.double() @ b.double(), None if bias is None else bias.double(),
+                                                  activation)
+                    check(f"epilogue {kind} bias, {activation} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
+                          out, ref, 1e-2)
+    for dtype, precision, bound in PRECISIONS:  # batched products run on the pointer kernel only
+        for a_batch, b_batch in BATCHES:
+            a = torch.randn(*a_batch, 33, 31, device="cuda").to(dtype)
+            b = torch.randn(*b_batch, 31, 65, device="cuda").to(dtype)
+            out = tritonmm.matmul(a, b, input_precision=precision)
+            check(f"batched {dtype} {precision} {tuple(a.shape)} @ {tuple(b.shape)}", out, a.double() @ b.double(), bound)
+    print(f"sanitize_triton: {count} products ({dict(paths)} by path, batched aside), {wrong} wrong")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
