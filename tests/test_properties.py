@@ -290,3 +290,40 @@ def test_properties_catch_a_broken_kernel(device, monkeypatch, capsys):
     assert found.M % 16 == 1 and found.N > 0 and found.K > 0
     monkeypatch.setattr(plan, "product", real)
     run_mm(found, device)  # and the real kernel passes the same example
+
+
+def test_properties_catch_a_mutated_kernel(device, monkeypatch, tmp_path, capsys):
+    """A real kernel mutation, not a wrapper: the pointer kernel's source with its K loop one
+    step short (K // BLOCK_K steps instead of tl.cdiv(K, BLOCK_K)), so the partial last K step
+    is dropped, an off-by-one that passes every K that is a multiple of BLOCK_K."""
+    import importlib.util
+    import inspect
+
+    from tritonmm.kernels import gemm
+    source = inspect.getsource(gemm)
+    assert source.count("tl.cdiv(K, BLOCK_K)") == 1
+    mutated = source.replace("tl.cdiv(K, BLOCK_K)", "K // BLOCK_K").replace(
+        "from .tiles import", "from tritonmm.kernels.tiles import")
+    file = tmp_path / "mutated_gemm.py"
+    file.write_text(mutated)
+    spec = importlib.util.spec_from_file_location("mutated_gemm", file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(plan, "gemm_kernel", module.gemm_kernel)
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))  # the mutation is in the pointer kernel
+    monkeypatch.setattr(plan, "_compiled", {})  # no relaunch of a kernel compiled from the real source
+
+    def fails(case):
+        try:
+            run_mm(case, device)
+        except AssertionError:
+            return True
+        return False
+
+    found = find(mm_cases(), fails, settings=settings(PROFILE, derandomize=True))
+    with capsys.disabled():
+        print(f"\nthe mutated kernel fails on {found}")
+    assert found.K > 0 and found.M > 0 and found.N > 0
+    monkeypatch.setattr(plan, "gemm_kernel", gemm.gemm_kernel)
+    monkeypatch.setattr(plan, "_compiled", {})
+    run_mm(found, device)  # and the real kernel passes the same example

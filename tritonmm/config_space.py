@@ -13,7 +13,7 @@ TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
-# (bench/NOTES.md): 128x256 tiles win large shapes by ~10% in every family (TMA path), and
+# (notes/NOTES.md): 128x256 tiles win large shapes by ~10% in every family (TMA path), and
 # GROUP_M moves the 16-bit winner by up to 6%, so it varies there; the small tiles serve
 # small M or N, where a big tile leaves SMs idle. Eight configs keep a cold tune near 12 s.
 _SPACES = {

@@ -30,7 +30,7 @@ def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None):
 def host_us_per_call(fn, calls: int = 3000) -> float:
     """Wall time per call of fn() in microseconds, over many back-to-back calls with the GPU
     synchronized at both ends: for work too small to time on the device, where the host's
-    launch path is the cost (bench/experiments/launch_cost.py)."""
+    launch path is the cost (notes/experiments/launch_cost.py)."""
     for _ in range(50):
         fn()
     torch.cuda.synchronize()

@@ -5,7 +5,7 @@ Part 1, 64^3 bf16 (GPU work negligible): per-call host time of torch.mm, tritonm
 each path, Launch.run alone; a cProfile of tritonmm.matmul. Part 2, LLM shapes with small M: each path's autotuned time against torch.mm,
 in interleaved rounds. A path is forced through matmul.TMA_MIN_MACS (0: TMA wherever the
 operands allow it; infinity: pointers); "auto" is the library's default.
-Run on the device: PYTHONPATH=. python3 bench/experiments/launch_cost.py
+Run on the device: PYTHONPATH=. python3 notes/experiments/launch_cost.py
 """
 import cProfile
 import pstats

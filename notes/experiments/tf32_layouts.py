@@ -7,7 +7,7 @@ N-major, so Triton stages it through registers into a transposed copy. Variants 
   transpose+NT          B.T.contiguous() first, then NT (what a library could do for NN)
   swap / swap-reg       C.T = B.T @ A.T inside the kernel, so B is the wgmma A operand,
                         which may come from registers (swap-reg forces that with an elementwise op)
-Run on the device: PYTHONPATH=. python bench/experiments/tf32_layouts.py
+Run on the device: PYTHONPATH=. python notes/experiments/tf32_layouts.py
 """
 import torch
 import triton

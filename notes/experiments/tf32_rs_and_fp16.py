@@ -16,7 +16,7 @@ fp16, 4096^3: 0.93-0.95x while bf16 on the same config reaches 0.97-1.03x. A con
 measured in interleaved rounds (every variant once per round, 3 rounds) so that clock
 drift hits all variants alike, with the SM clock and power sampled alongside.
 
-Run on the device: PYTHONPATH=. python3 bench/experiments/tf32_rs_and_fp16.py [tf32] [fp16]
+Run on the device: PYTHONPATH=. python3 notes/experiments/tf32_rs_and_fp16.py [tf32] [fp16]
 """
 import statistics
 import subprocess
