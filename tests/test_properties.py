@@ -262,6 +262,22 @@ def test_linear(case, device, path):
                [x, w, bias], None, ref, x64.abs() @ w64.abs().T + b64.abs(), K, bound(case.dtype, case.precision))
 
 
+def minimal_failing_mm_case(device, what: str, capsys):
+    """The smallest mm example the property fails on, searched and shrunk by hypothesis
+    (derandomized: the same search every run, so the mutation tests cannot flake)."""
+    def fails(case):
+        try:
+            run_mm(case, device)
+        except AssertionError:
+            return True
+        return False
+
+    found = find(mm_cases(), fails, settings=settings(PROFILE, derandomize=True))
+    with capsys.disabled():
+        print(f"\nthe {what} fails on {found}")
+    return found
+
+
 def test_properties_catch_a_broken_kernel(device, monkeypatch, capsys):
     """The mm property fails on a kernel whose store drops the last row when it is alone in its
     16-row tile (an off-by-one in an edge mask), left as fresh memory often is: zeros. Hypothesis
@@ -275,18 +291,7 @@ def test_properties_catch_a_broken_kernel(device, monkeypatch, capsys):
         return out
 
     monkeypatch.setattr(plan, "product", broken)
-
-    def fails(case):
-        try:
-            run_mm(case, device)
-        except AssertionError:
-            return True
-        return False
-
-    # derandomize: the same search every run, so this test cannot flake.
-    found = find(mm_cases(), fails, settings=settings(PROFILE, derandomize=True))
-    with capsys.disabled():
-        print(f"\nthe broken kernel fails on {found}")
+    found = minimal_failing_mm_case(device, "broken kernel", capsys)
     assert found.M % 16 == 1 and found.N > 0 and found.K > 0
     monkeypatch.setattr(plan, "product", real)
     run_mm(found, device)  # and the real kernel passes the same example
@@ -312,17 +317,7 @@ def test_properties_catch_a_mutated_kernel(device, monkeypatch, tmp_path, capsys
     monkeypatch.setattr(plan, "gemm_kernel", module.gemm_kernel)
     monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))  # the mutation is in the pointer kernel
     monkeypatch.setattr(plan, "_compiled", {})  # no relaunch of a kernel compiled from the real source
-
-    def fails(case):
-        try:
-            run_mm(case, device)
-        except AssertionError:
-            return True
-        return False
-
-    found = find(mm_cases(), fails, settings=settings(PROFILE, derandomize=True))
-    with capsys.disabled():
-        print(f"\nthe mutated kernel fails on {found}")
+    found = minimal_failing_mm_case(device, "mutated kernel", capsys)
     assert found.K > 0 and found.M > 0 and found.N > 0
     monkeypatch.setattr(plan, "gemm_kernel", gemm.gemm_kernel)
     monkeypatch.setattr(plan, "_compiled", {})

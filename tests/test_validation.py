@@ -13,6 +13,14 @@ def ok(device, *shape, dtype=torch.float32):
     return torch.randn(*shape, device=device).to(dtype)
 
 
+def raises_naming(exc, words, call):
+    """call() raises exc, and its message contains every one of words."""
+    with pytest.raises(exc) as info:
+        call()
+    for w in words:
+        assert w in str(info.value)
+
+
 @pytest.mark.parametrize("make, exc, words", [
     (lambda d: ([[1.0]], ok(d, 1, 1)), TypeError, ["a must be a torch.Tensor", "list"]),
     (lambda d: (ok(d, 2, 2), 3.0), TypeError, ["b must be a torch.Tensor"]),
@@ -27,10 +35,7 @@ def ok(device, *shape, dtype=torch.float32):
 ])
 def test_bad_mm_operands(make, exc, words, device):
     a, b = make(device)
-    with pytest.raises(exc) as info:
-        tritonmm.mm(a, b)
-    for w in words:
-        assert w in str(info.value)
+    raises_naming(exc, words, lambda: tritonmm.mm(a, b))
 
 
 @pytest.mark.parametrize("make, exc, words", [
@@ -43,10 +48,7 @@ def test_bad_mm_operands(make, exc, words, device):
 ])
 def test_bad_matmul_operands(make, exc, words, device):
     a, b = make(device)
-    with pytest.raises(exc) as info:
-        tritonmm.matmul(a, b)
-    for w in words:
-        assert w in str(info.value)
+    raises_naming(exc, words, lambda: tritonmm.matmul(a, b))
 
 
 @pytest.mark.parametrize("make, exc, words", [
@@ -59,10 +61,7 @@ def test_bad_matmul_operands(make, exc, words, device):
 ])
 def test_bad_linear_args(make, exc, words, device):
     x, w, bias, act = make(device)
-    with pytest.raises(exc) as info:
-        tritonmm.linear(x, w, bias, act)
-    for w in words:
-        assert w in str(info.value)
+    raises_naming(exc, words, lambda: tritonmm.linear(x, w, bias, act))
 
 
 def test_out_with_a_gradient_is_refused(device):
@@ -81,10 +80,7 @@ def test_out_with_a_gradient_is_refused(device):
 def test_bad_out(make_out, exc, words, device):
     a = ok(device, 4, 6)
     b = ok(device, 6, 5)
-    with pytest.raises(exc) as info:
-        tritonmm.matmul(a, b, out=make_out(a, device))
-    for w in words:
-        assert w in str(info.value)
+    raises_naming(exc, words, lambda: tritonmm.matmul(a, b, out=make_out(a, device)))
 
 
 @pytest.mark.parametrize("config, exc, words", [
@@ -96,10 +92,7 @@ def test_bad_out(make_out, exc, words, device):
     (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=0), ValueError, ["num_warps", "positive"]),
 ])
 def test_bad_config(config, exc, words, device):
-    with pytest.raises(exc) as info:
-        tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5), config=config)
-    for w in words:
-        assert w in str(info.value)
+    raises_naming(exc, words, lambda: tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5), config=config))
 
 
 def test_bad_precision(device):
