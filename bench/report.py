@@ -1,6 +1,7 @@
 """Tables (tabulate), CSV/JSON and PNG plots (matplotlib) of benchmark rows."""
 import csv
 import json
+import math
 from pathlib import Path
 
 from tabulate import tabulate
@@ -55,51 +56,367 @@ def write(rows: list, meta: dict, out_dir: Path) -> list:
 
 
 def plots(rows: list, meta: dict, out_dir: Path) -> list:
+    """ladder.png, tflops.png and (with a measured copy bandwidth) roofline.png under out_dir."""
+    measured = [r for r in rows if r.get("tflops")]
+    if not measured:
+        return []
+    written = [ladder_chart(measured, out_dir / "ladder.png", meta),
+               tflops_chart(measured, out_dir / "tflops.png", meta)]
+    if meta.get("copy_TBps"):
+        written.append(roofline_chart(measured, out_dir / "roofline.png", meta))
+    return written
+
+
+LEVEL_COLORS = {"thread": "tab:blue", "block": "tab:orange", "library": "dimgray"}
+LEVEL_NAMES = {"thread": "CUDA ladder (thread level)", "block": "tritonmm (block level, Triton)",
+               "library": "torch.mm (cuBLAS)"}
+
+
+def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
 
-    written = []
-    measured = [r for r in rows if r["tflops"]]
-    precisions = sorted({r["precision"] for r in measured})
-    fig, axes = plt.subplots(len(precisions), 1, figsize=(12, 3.6 * len(precisions)), squeeze=False)
-    for ax, prec in zip(axes[:, 0], precisions):
-        sub = [r for r in measured if r["precision"] == prec]
-        shapes = list(dict.fromkeys(r["shape"] for r in sub))
-        impls = list(dict.fromkeys(r["impl"] for r in sub))
-        width = 0.8 / len(impls)
-        for i, impl in enumerate(impls):
-            ys = [next((r["tflops"] for r in sub if r["impl"] == impl and r["shape"] == s), 0) for s in shapes]
-            ax.bar([x + i * width for x in range(len(shapes))], ys, width, label=impl, color=plt.cm.tab20(i % 20))
-        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))], shapes, rotation=20, fontsize=7)
-        ax.set_ylabel("TFLOP/s")
-        ax.set_title(f"{prec}: TFLOP/s per implementation and shape ({meta.get('gpu', '')})", fontsize=9)
-        ax.legend(fontsize=6, ncol=4)
+
+def _flops(r):
+    return r["M"] * r["N"] * r["K"]
+
+
+def chart_shape(rows: list, precision: str | None = None) -> str | None:
+    """The shape the one-shape charts show: the largest square shape (M == N == K) among the measured rows of
+    precision (fp32 by default, else the first precision present) that has CUDA-ladder rows, if any do;
+    without a square shape, the largest."""
+    measured = [r for r in rows if r.get("tflops")]
+    if precision is None:
+        precisions = [r["precision"] for r in measured]
+        precision = "fp32" if "fp32" in precisions else (precisions[0] if precisions else None)
+    sub = [r for r in measured if r["precision"] == precision]
+    if any(r["level"] == "thread" for r in sub):
+        ladder_shapes = {r["shape"] for r in sub if r["level"] == "thread"}
+        sub = [r for r in sub if r["shape"] in ladder_shapes]
+    if not sub:
+        return None
+    square = [r for r in sub if r["M"] == r["N"] == r["K"]]
+    return max(square or sub, key=_flops)["shape"]
+
+
+def _pct(r, rows):
+    """% of torch.mm at r's precision and shape: the row's own column, else worked out from the rows."""
+    if r.get("pct_torch") is not None:
+        return r["pct_torch"]
+    ref = next((t for t in rows if t["impl"] == "torch.mm" and t["precision"] == r["precision"]
+                and t["shape"] == r["shape"] and t.get("tflops")), None)
+    return 100.0 * r["tflops"] / ref["tflops"] if ref else None
+
+
+def _tf(v):
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def _bar_text(r, rows):
+    pct = _pct(r, rows)
+    return f"{_tf(r['tflops'])} TFLOP/s" + ("" if pct is None else f", {pct:.0f}% of cuBLAS")
+
+
+def _bar_name(r):
+    if r["impl"] == "torch.mm":
+        return "torch.mm (cuBLAS)"
+    if r["impl"] == "tritonmm (autotuned)" and r.get("tile"):
+        return f"tritonmm (autotuned)\npicked {r['tile']}"
+    return r["impl"]
+
+
+def _hbars(ax, rows, labels, texts, xmax, slots=None, fontsize=9):
+    """Horizontal bars, top to bottom in the order given, each with its text at the end of the bar:
+    inside (white) where the bar is long, outside where it is short."""
+    ys = list(range(len(rows)))
+    ax.barh(ys, [r["tflops"] for r in rows], 0.7, color=[LEVEL_COLORS.get(r["level"], "gray") for r in rows])
+    for y, r, text in zip(ys, rows, texts):
+        inside = r["tflops"] > 0.55 * xmax
+        ax.text(r["tflops"] - 0.01 * xmax if inside else r["tflops"] + 0.01 * xmax, y, text, va="center",
+                ha="right" if inside else "left", color="white" if inside else "black", fontsize=fontsize)
+    ax.set_yticks(ys, labels, fontsize=fontsize)
+    ax.set_ylim((slots or len(rows)) - 0.5, -0.5)
+    ax.set_xlim(0, xmax)
+    ax.set_xlabel("TFLOP/s", fontsize=fontsize + 1)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | None = None,
+                 precision: str = "fp32") -> Path:
+    """For one shape (chart_shape's choice unless given): left, the CUDA ladder (level "thread", in the order
+    the rows give) then torch.mm; right, the tritonmm tile sweep (level "block") then torch.mm. Bar length is
+    TFLOP/s, every bar named and labelled with TFLOP/s and % of cuBLAS."""
+    plt = _pyplot()
+    meta = meta or {}
+    measured = [r for r in rows if r.get("tflops")]
+    if not any(r["precision"] == precision for r in measured) and measured:
+        precision = measured[0]["precision"]
+    shape = shape or chart_shape(measured, precision)
+    sub = [r for r in measured if r["precision"] == precision and r["shape"] == shape]
+    lib = [r for r in sub if r["level"] == "library"][:1]
+    block = [r for r in sub if r["level"] == "block"]
+    block = [r for r in block if "autotuned" not in r["impl"]] + [r for r in block if "autotuned" in r["impl"]]
+    panels = [("CUDA ladder: one raw CUDA kernel per rung", [r for r in sub if r["level"] == "thread"] + lib),
+              ("tritonmm tile sweep: pinned tiles, then autotuned", block + lib)]
+    xmax = 1.08 * max([r["tflops"] for r in sub] or [1.0])
+    slots = max(len(p[1]) for p in panels)
+    fig, axes = plt.subplots(1, 2, figsize=(14, max(4.0, 1.5 + 0.38 * slots)))
+    for ax, (title, bars) in zip(axes, panels):
+        if len(bars) <= len(lib):
+            ax.text(0.5, 0.5, "no rows at this level", ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+        else:
+            _hbars(ax, bars, [_bar_name(r) for r in bars], [_bar_text(r, measured) for r in bars], xmax)
+        ax.set_title(title, fontsize=11)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=LEVEL_COLORS[k]) for k in LEVEL_NAMES]
+    fig.legend(handles, list(LEVEL_NAMES.values()), loc="lower center", ncol=3, fontsize=9, frameon=False)
+    tf32 = " (IEEE, TF32 off)" if precision == "fp32" else ""
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: {precision}{tf32} GEMM, M x N x K = {shape}", fontsize=13)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    top = min(axes, key=lambda ax: ax.get_position().height).get_position()
+    for ax, (_, bars) in zip(axes, panels):  # the same bar thickness in both panels, tops aligned
+        pos = ax.get_position()
+        height = top.height * len(bars) / slots if bars else top.height
+        ax.set_position([pos.x0, top.y1 - height, pos.width, height])
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _headline(sub: list) -> list:
+    """At most four series for one precision: (name, rows by shape). torch.mm, tritonmm (autotuned), the best
+    CUDA rung of each shape and the naive rung."""
+    shapes = list(dict.fromkeys(r["shape"] for r in sub))
+
+    def pick(pred, best=False):
+        out = {}
+        for s in shapes:
+            cands = [r for r in sub if r["shape"] == s and pred(r)]
+            if cands:
+                out[s] = max(cands, key=lambda r: r["tflops"]) if best else cands[0]
+        return out
+
+    series = [("torch.mm (cuBLAS)", pick(lambda r: r["impl"] == "torch.mm")),
+              ("tritonmm (autotuned)", pick(lambda r: r["impl"] == "tritonmm (autotuned)")),
+              ("best CUDA rung", pick(lambda r: r["level"] == "thread", best=True)),
+              ("cuda naive", pick(lambda r: r["impl"] == "cuda naive"))]
+    return [(name, by_shape) for name, by_shape in series if by_shape]
+
+
+def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
+    """One panel per precision, horizontal bars grouped by shape: torch.mm, tritonmm (autotuned), the best CUDA
+    rung (named on its bar) and the naive rung; every bar labelled with TFLOP/s and % of cuBLAS."""
+    plt = _pyplot()
+    meta = meta or {}
+    measured = [r for r in rows if r.get("tflops")]
+    precisions = list(dict.fromkeys(r["precision"] for r in measured))
+    colors = {"torch.mm (cuBLAS)": "dimgray", "tritonmm (autotuned)": "tab:orange", "best CUDA rung": "tab:blue",
+              "cuda naive": "lightsteelblue"}
+    panels = [(p, _headline([r for r in measured if r["precision"] == p])) for p in precisions]
+    heights = [max(1, len({s for _, by in series for s in by})) * (len(series) + 0.8) for _, series in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(14, 1.2 + 0.3 * sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, (prec, series) in zip(axes[:, 0], panels):
+        shapes = list(dict.fromkeys(s for _, by in series for s in by))
+        n = len(series)
+        xmax = 1.08 * max(r["tflops"] for _, by in series for r in by.values())
+        for i, (name, by_shape) in enumerate(series):
+            ys = [j * (n + 0.8) + i for j, s in enumerate(shapes) if s in by_shape]
+            bars = [by_shape[s] for s in shapes if s in by_shape]
+            ax.barh(ys, [r["tflops"] for r in bars], 0.85, color=colors[name], label=name)
+            for y, r in zip(ys, bars):
+                text = _bar_text(r, measured)
+                if name == "best CUDA rung":
+                    text = f"{r['impl']}: {text}"
+                inside = r["tflops"] > 0.6 * xmax
+                ax.text(r["tflops"] - 0.005 * xmax if inside else r["tflops"] + 0.005 * xmax, y, text,
+                        va="center", ha="right" if inside else "left", color="white" if inside else "black",
+                        fontsize=8)
+        ax.set_yticks([j * (n + 0.8) + (n - 1) / 2 for j in range(len(shapes))], shapes, fontsize=9)
+        ax.set_ylim(len(shapes) * (n + 0.8) - 0.8 - 0.5, -0.5)
+        ax.set_xlim(0, xmax)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+        ax.set_xlabel("TFLOP/s", fontsize=9)
+        ax.set_ylabel("M x N x K", fontsize=9)
+        tf32 = " (IEEE, TF32 off)" if prec == "fp32" else ""
+        ax.set_title(f"{prec}{tf32}", fontsize=11, loc="left")
+        ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: TFLOP/s per shape, headline implementations", fontsize=13)
     fig.tight_layout()
-    fig.savefig(out_dir / "tflops.png", dpi=110)
-    written.append(out_dir / "tflops.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
-    bw = meta.get("copy_TBps")
-    if bw:
-        fig, ax = plt.subplots(figsize=(8, 5.5))
-        xs = [2 ** e for e in range(-2, 14)]
-        for prec in precisions:
-            sub = [r for r in measured if r["precision"] == prec and r["intensity"]]
-            peak = meta["peaks_tflops"].get(prec)
-            if peak:
-                ax.plot(xs, [min(peak, x * bw) for x in xs], lw=1, label=f"{prec} roof (torch.mm peak {peak:.0f})")
-            ax.scatter([r["intensity"] for r in sub], [r["tflops"] for r in sub], s=12, label=f"{prec} measured")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("modeled arithmetic intensity (FLOP per byte of global traffic)")
-        ax.set_ylabel("TFLOP/s")
-        ax.set_title(f"Roofline on modeled traffic: copy {bw:.2f} TB/s measured, peaks = best torch.mm seen;\n"
-                     "points above a roof get reuse from L2 that the tile model leaves out", fontsize=9)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out_dir / "roofline.png", dpi=110)
-        written.append(out_dir / "roofline.png")
-    return written
+
+def _short(impl: str) -> str:
+    if impl.startswith("cuda "):
+        return impl[len("cuda "):]
+    if impl.startswith("tritonmm "):
+        return "triton " + impl[len("tritonmm "):].strip("()")
+    return impl
+
+
+def _place_labels(ax, points: list, fontsize: float = 8):
+    """Names each point (x, y, text, color). Points drawn on the same spot in the same colour share one label.
+    A crowd of three or more points gets a column of labels beside it, in the points' vertical order, with
+    leader lines; any other point its label at the nearest free slot right or left of it, stacked up or down
+    with a leader line where other points, labels or the legend take the space."""
+    from matplotlib.transforms import Bbox
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axbox = ax.get_window_extent(renderer)
+    pt = fig.dpi / 72  # pixels per point
+    merged = {}
+    for x, y, text, color in points:
+        cx, cy = ax.transData.transform((x, y))
+        key = (round(cx / 2), round(cy / 2), color)
+        if key in merged:
+            merged[key][2].append(text)
+        else:
+            merged[key] = [x, y, [text], color, cx, cy]
+    spots = [(x, y, " = ".join(texts), color, cx, cy) for x, y, texts, color, cx, cy in merged.values()]
+    taken = [Bbox.from_bounds(cx - 5 * pt, cy - 5 * pt, 10 * pt, 10 * pt) for *_, cx, cy in spots]
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+
+    def size(text):
+        probe = ax.text(0, 0, text, fontsize=fontsize)
+        bb = probe.get_window_extent(renderer)
+        probe.remove()
+        return bb.width + 3 * pt, bb.height * 1.15
+
+    def free(box):
+        return (box.x0 >= axbox.x0 and box.x1 <= axbox.x1 and box.y0 >= axbox.y0 and box.y1 <= axbox.y1
+                and not any(box.overlaps(t) for t in taken))
+
+    def put(spot, side, box, leader):
+        x, y, text, color, cx, cy = spot
+        taken.append(box)
+        ax.annotate(text, (x, y), xytext=((box.x0 if side > 0 else box.x1) - cx, (box.y0 + box.y1) / 2 - cy),
+                    textcoords="offset pixels", ha="left" if side > 0 else "right", va="center",
+                    fontsize=fontsize, color=color, zorder=4,
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8),
+                    arrowprops=dict(arrowstyle="-", lw=0.6, color=color, shrinkA=0, shrinkB=3) if leader else None)
+
+    # crowds: points linked when closer than a label's height and a few markers' widths
+    parent = list(range(len(spots)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    line = size("Ag")[1]
+    for i in range(len(spots)):
+        for j in range(i):
+            if abs(spots[i][4] - spots[j][4]) < 24 * pt and abs(spots[i][5] - spots[j][5]) < 1.2 * line:
+                parent[root(i)] = root(j)
+    crowds = {}
+    for i in range(len(spots)):
+        crowds.setdefault(root(i), []).append(i)
+    placed = set()
+    for members in sorted(crowds.values(), key=len, reverse=True):
+        if len(members) < 3:
+            break
+        members.sort(key=lambda i: -spots[i][5])
+        sizes = [size(spots[i][2]) for i in members]
+        width, height = max(w for w, _ in sizes), sum(h for _, h in sizes)
+        xs = [spots[i][4] for i in members]
+        ymid = sum(spots[i][5] for i in members) / len(members)
+        for k in sorted(range(-30, 31), key=abs):
+            for side in (1, -1):
+                x0 = max(xs) + 24 * pt if side > 0 else min(xs) - 24 * pt - width
+                col = Bbox.from_bounds(x0, ymid - height / 2 + k * line / 2, width, height)
+                if free(col):
+                    break
+            else:
+                continue
+            break
+        top = col.y1
+        for i, (w, h) in zip(members, sizes):
+            box = Bbox.from_bounds(col.x0 if side > 0 else col.x1 - w, top - h, w, h)
+            put(spots[i], side, box, True)
+            top -= h
+            placed.add(i)
+    for i in sorted(set(range(len(spots))) - placed, key=lambda i: (-spots[i][5], spots[i][4])):
+        cx, cy = spots[i][4], spots[i][5]
+        w, h = size(spots[i][2])
+        prefer = 1 if cx + 8 * pt + w < axbox.x1 else -1
+        choice = None
+        for k in sorted(range(-20, 21), key=abs):
+            for side in (prefer, -prefer):
+                x0 = cx + 6 * pt if side > 0 else cx - 6 * pt - w
+                box = Bbox.from_bounds(x0, cy + k * h - h / 2, w, h)
+                if free(box):
+                    choice = (side, k, box)
+                    break
+            if choice:
+                break
+        if choice is None:  # nowhere free: on the point's right, overlapping
+            choice = (1, 0, Bbox.from_bounds(cx + 6 * pt, cy - h / 2, w, h))
+        side, k, box = choice
+        put(spots[i], side, box, k != 0)
+
+
+def roofline_chart(rows: list, path: Path, meta: dict) -> Path:
+    """Measured TFLOP/s against modeled arithmetic intensity at one shape per precision (chart_shape's), under
+    roofs of the measured copy bandwidth and the best torch.mm; every point named."""
+    plt = _pyplot()
+    measured = [r for r in rows if r.get("tflops")]
+    bw = meta["copy_TBps"]
+    precisions = list(dict.fromkeys(r["precision"] for r in measured))
+    prec_colors = dict(zip(precisions, ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown"]))
+    markers = {"thread": "o", "block": "s"}
+    fig, ax = plt.subplots(figsize=(13, 8))
+    points, shapes, xs_all = [], {}, []
+    for prec in precisions:
+        shapes[prec] = chart_shape(measured, prec)
+        sub = [r for r in measured if r["precision"] == prec and r["shape"] == shapes[prec] and r.get("intensity")]
+        for level in markers:
+            lv = [r for r in sub if r["level"] == level]
+            if not lv:
+                continue
+            name = "CUDA ladder" if level == "thread" else "tritonmm"
+            ax.scatter([r["intensity"] for r in lv], [r["tflops"] for r in lv], s=28, marker=markers[level],
+                       color=prec_colors[prec], label=f"{prec} {name}", zorder=3,
+                       facecolors="none" if level == "block" else None)
+            points += [(r["intensity"], r["tflops"], _short(r["impl"]), prec_colors[prec]) for r in lv]
+            xs_all += [r["intensity"] for r in lv]
+    lo = 2 ** (math.floor(math.log2(min(xs_all or [1]))) - 1)
+    hi = 2 ** (math.ceil(math.log2(max(xs_all or [1]))) + 3)
+    peaks = {p: v for p, v in meta.get("peaks_tflops", {}).items() if v and p in precisions}
+    ridge = max([v / bw for v in peaks.values()] + [lo])
+    ax.plot([lo, ridge], [lo * bw, ridge * bw], lw=1.2, color="black", alpha=0.6,
+            label=f"bandwidth roof: copy {bw:.2f} TB/s measured")
+    for prec, peak in peaks.items():
+        ax.plot([peak / bw, hi], [peak, peak], lw=1.2, color=prec_colors[prec], alpha=0.7,
+                label=f"{prec} compute roof: best torch.mm, {peak:.0f} TFLOP/s")
+    ys = [p[1] for p in points] + list(meta.get("peaks_tflops", {}).values())
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min(ys or [1]) / 2, max(ys or [1]) * 2)
+    ax.set_xlabel("modeled arithmetic intensity (FLOP per byte of global traffic, tile model)", fontsize=10)
+    ax.set_ylabel("TFLOP/s (measured)", fontsize=10)
+    seen = {s for s in shapes.values() if s}
+    where = (f"M x N x K = {seen.pop()}" if len(seen) == 1 else
+             ", ".join(f"{p} at {s}" for p, s in shapes.items() if s))
+    ax.set_title(f"{meta.get('gpu', 'GPU')}: roofline on modeled traffic, {where}\n"
+                 "torch.mm has no tile model, so it appears only as the compute roofs; points above the bandwidth "
+                 "roof get reuse from L2 that the model leaves out", fontsize=11)
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
+    fig.tight_layout()
+    _place_labels(ax, points)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 SWEEP_COLUMNS = ["dtype", "shape", "layout", "torch graph us", "tritonmm graph us", "x graph", "torch eager us",

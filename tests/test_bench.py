@@ -41,6 +41,41 @@ def test_table_shows_spread_only_for_rounds():
     assert report.SPREAD in report.table([dict(row, spread_pct=3.25)]) and "3.2" in report.table([dict(row, spread_pct=3.25)])
 
 
+def _row(precision, impl, level, shape, tflops, tile="-", intensity=None, note=None):
+    m, n, k = (int(v) for v in shape.split("x"))
+    return dict(precision=precision, impl=impl, level=level, shape=shape, M=m, N=n, K=k, tile=tile,
+                ms=None if note else 2 * m * n * k / tflops / 1e9, tflops=None if note else tflops, pct_torch=None,
+                x_naive=None, model_bytes=None, intensity=intensity, rel_err=1e-7, note=note, spread_pct=None)
+
+
+def test_charts_from_synthetic_rows(tmp_path):
+    rows = []
+    for shape, scale in (("256x256x256", 0.5), ("1024x1024x1024", 1.0), ("1000x1000x4000", 1.2)):
+        rows += [_row("fp32", "torch.mm", "library", shape, 50 * scale, "cuBLAS"),
+                 _row("fp32", "cuda naive", "thread", shape, 0.5 * scale, "1x1", 0.25),
+                 _row("fp32", "cuda tiled T=32", "thread", shape, 9 * scale, "32x32", 8),
+                 _row("fp32", "cuda double_buffer 2blk/SM", "thread", shape, 42 * scale, "128x128", 32),
+                 _row("fp32", "cuda double_buffer 1blk/SM", "thread", shape, 41.9 * scale, "128x128", 32),
+                 _row("fp32", "tritonmm (autotuned)", "block", shape, 42 * scale, "128x128x32 (tma)", 32),
+                 _row("fp32", "tritonmm 64x64x32", "block", shape, 33 * scale, "64x64", 16),
+                 _row("bf16", "torch.mm", "library", shape, 700 * scale, "cuBLAS"),
+                 _row("bf16", "tritonmm (autotuned)", "block", shape, 650 * scale, "128x256x64 (tma)", 84),
+                 _row("bf16", "tritonmm 32x32x32", "block", shape, 30 * scale, "32x32", 16, note="skipped")]
+    # the largest square shape, not the one with the most work
+    assert report.chart_shape(rows) == "1024x1024x1024"
+    assert report.chart_shape(rows, "bf16") == "1024x1024x1024"
+    meta = dict(gpu="Test GPU", date="today", torch="t", triton="t", python="3", command="python -m bench",
+                copy_TBps=3.0, peaks_tflops={"fp32": 60.0, "bf16": 840.0})
+    paths = report.write(rows, meta, tmp_path)
+    for name in ("ladder.png", "tflops.png", "roofline.png"):
+        assert tmp_path / name in paths and (tmp_path / name).stat().st_size > 10_000, name
+    assert "![ladder](ladder.png)" in (tmp_path / "RESULTS.md").read_text()
+    # without any ladder rows (no fp32 run) the ladder chart still draws the tile sweep
+    only_bf16 = [r for r in rows if r["precision"] == "bf16"]
+    assert report.ladder_chart(only_bf16, tmp_path / "bf16.png", meta).stat().st_size > 0
+    assert report.tflops_chart(only_bf16, tmp_path / "bf16_tflops.png").stat().st_size > 0
+
+
 def test_rounds_must_be_positive():
     out = run_bench("--rounds", "0")
     assert out.returncode == 2 and "--rounds must be at least 1" in out.stderr
