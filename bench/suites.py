@@ -6,8 +6,8 @@
     python -m bench.suites host      # eager host time per call of small products (kernel time negligible)
 
 Each suite times the implementations it compares in interleaved rounds (every one once per
-round, in turn; the median round is kept), with do_bench medians inside a round; inputs
-rotate through enough copies to defeat the L2 where they would fit in it.
+round, in turn; the median round is kept), with do_bench medians inside a round; the linear
+suite's inputs rotate through enough copies to defeat the L2 where they would fit in it.
 """
 import argparse
 import contextlib

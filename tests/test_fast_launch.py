@@ -80,3 +80,15 @@ def test_gpu_relaunch_with_bias_activation_and_batches():
         a, b = torch.randn(5, 19, 23, device="cuda"), torch.randn(1, 23, 7, device="cuda")
         out = tritonmm.matmul(a, b, input_precision="ieee")
         assert torch.allclose(out, a @ b, atol=1e-4)
+
+
+def test_cached_descriptors_keep_no_tensor_alive():
+    """A TMA entry keeps its descriptors' shapes, strides and blocks, not the first call's tensors."""
+    import weakref
+
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    x = torch.randn(32, 32)
+    compiled = fast_launch.Compiled(_Refusing(), (1,), (), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])])
+    alive = weakref.ref(x)
+    del x
+    assert alive() is None and all(d.base is None for d in compiled.descriptors)

@@ -197,3 +197,14 @@ def test_gpu_compile_reduce_overhead_cold_cache(tmp_path, monkeypatch):
     torch.cuda.synchronize()
     assert frob(out, a.double() @ b.double() + 1) < 1e-2
 
+
+
+def test_compile_with_out(device):
+    """out= under torch.compile(fullgraph=True): the overlap check is skipped while Dynamo traces."""
+    torch._dynamo.reset()
+    fn = torch.compile(lambda a, b, out: tritonmm.mm(a, b, out=out, input_precision="ieee"), backend=BACKEND,
+                       fullgraph=True)
+    a, b = operands(20, 12, 16, torch.float32, "NN", device)
+    out = torch.full((20, 12), float("nan"), device=device)
+    fn(a, b, out)
+    assert frob(out, a.double() @ b.double()) < 1e-5

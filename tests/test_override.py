@@ -152,3 +152,19 @@ def test_gpu_addmm_with_beta_falls_back_to_aten(product):
         out = torch.addmm(bias, a, b, beta=0.5)
     assert product.call_count == 0
     assert torch.equal(out, aten)
+
+
+@pytest.mark.parametrize("shapes, dims, takes", [
+    (((4, 8), (8, 5)), 2, True),
+    (((4, 8), (10, 5)), 2, False),  # inner sizes differ
+    (((3, 4, 8), (3, 8, 5)), 2, False),  # a 3-D mm
+    (((3, 4, 8), (3, 8, 5)), 3, True),
+    (((3, 4, 8), (2, 8, 5)), 3, False),  # batch sizes differ
+    (((8,), (8, 5)), 2, False),
+])
+def test_override_hands_what_aten_rejects_back_to_aten(shapes, dims, takes):
+    """tritonmm's kernels never see shapes aten would reject (they would read out of bounds):
+    aten gets them, and raises its own error."""
+    from tritonmm import override
+    a, b = (torch.empty(s, device="meta") for s in shapes)
+    assert override.shapes_ok(a, b, dims) is takes

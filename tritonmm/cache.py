@@ -2,8 +2,8 @@
 
 One JSON file, ``$TRITONMM_CACHE_DIR/tuning.json`` (default: ``$XDG_CACHE_HOME/tritonmm``,
 else ``~/.cache/tritonmm``). An entry's key names everything the best config depends on:
-the GPU, the Triton version, dtype, precision, kernel path and operand layout, and the
-shape bucket (each dimension rounded up to a power of two, so nearby shapes share a tune).
+the GPU, the Triton version, dtype, precision, kernel path, operand layout with the fused
+epilogue (bias kind and activation), and the shape bucket (each dimension rounded up to a power of two, so nearby shapes share a tune).
 
 Triton's own autotuning cache (``cache_results=True``) is keyed by the exact shape and
 the kernel's source hash and stores no GPU name, so it cannot share configs across

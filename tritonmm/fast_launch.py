@@ -43,7 +43,8 @@ def _rebase(desc, tensor):
 class Compiled:
     """One compiled kernel, its grid and every argument after the tensors, ready to relaunch.
     ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
-    relaunch re-points at its own A, B and C (Triton encodes the tensor maps at launch)."""
+    relaunch re-points at its own A, B and C (Triton encodes the tensor maps at launch). They
+    are kept without their tensors: a cache entry must not keep a call's operands alive."""
 
     def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None):
         self.run = compiled_kernel.run  # a property: loads the module and function first
@@ -52,7 +53,7 @@ class Compiled:
         self.kernel = compiled_kernel
         self.grid = (tuple(grid) + (1, 1))[:3]
         self.rest = args_after_tensors
-        self.descriptors = descriptors
+        self.descriptors = None if descriptors is None else tuple(_rebase(d, None) for d in descriptors)
 
     def __call__(self, tensors: tuple, stream) -> bool:
         """Launches on ``stream`` with ``tensors`` = (A, B, C, bias); False (nothing launched) if

@@ -2,7 +2,8 @@
 
 Three operators, each ``torch.library.triton_op`` over plan.product, so torch.compile traces
 through them to the Triton kernels (``wrap_triton``) with no graph break, and their fake
-implementation comes from the same code run on fake tensors:
+implementation comes from the same code run on fake tensors (a fourth, eager_product, is the
+opaque way into a graph for products that take the TMA kernel: plan.product says why):
 
     tritonmm::mm(a, b, precision, config)                          a (M, K) @ b (K, N)
     tritonmm::bmm(a, b, precision, config)                         (Z, M, K) @ (Z, K, N)

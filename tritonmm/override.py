@@ -32,26 +32,32 @@ def _get_kernel(name: str):
     return torch._C._dispatch_get_computed_kernel_for_dispatch_key(name, torch._C.DispatchKey.CUDA)
 
 
-def _takes(*tensors) -> bool:
-    first = tensors[0]
-    return (first.dtype in _SUPPORTED and first.device.type == "cuda"
-            and all(t.dtype == first.dtype and t.device == first.device for t in tensors))
+def shapes_ok(a, b, dims: int) -> bool:
+    """The shapes aten's mm (dims 2) or bmm (dims 3) accepts. Anything else goes to aten, which
+    raises its own error: the kernels below this layer assume checked arguments."""
+    return a.dim() == b.dim() == dims and a.shape[-1] == b.shape[-2] and a.shape[:-2] == b.shape[:-2]
+
+
+def _takes(a, b, *others, dims: int) -> bool:
+    """Whether tritonmm computes this product: a supported dtype, all on one CUDA device, shapes_ok."""
+    return (a.dtype in _SUPPORTED and a.device.type == "cuda"
+            and all(t.dtype == a.dtype and t.device == a.device for t in (b, *others)) and shapes_ok(a, b, dims))
 
 
 def _mm(keyset, a, b):
-    if _takes(a, b):
+    if _takes(a, b, dims=2):
         return plan.product(a, b, precision=plan.resolve_precision(a.dtype, None))
     return _state["original"]["aten::mm"].call_boxed(keyset, a, b)
 
 
 def _bmm(keyset, a, b):
-    if _takes(a, b):
+    if _takes(a, b, dims=3):
         return plan.product(a, b, precision=plan.resolve_precision(a.dtype, None))
     return _state["original"]["aten::bmm"].call_boxed(keyset, a, b)
 
 
 def _addmm(keyset, bias, a, b, *, beta=1, alpha=1):
-    if beta == 1 and alpha == 1 and _takes(a, b, bias):
+    if beta == 1 and alpha == 1 and _takes(a, b, bias, dims=2):
         try:
             bias.expand(a.shape[0], b.shape[1])
         except RuntimeError:

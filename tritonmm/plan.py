@@ -7,8 +7,10 @@ it, pointers otherwise), asks tuning.py for a config unless one is pinned, and l
 on the operands' device. Checks live in validation.py, tile spaces in config_space.py.
 
 Under torch.compile the same code is traced with fake tensors (library.py registers it
-through ``torch.library.triton_op``): launches then go through ``wrap_triton``, nothing is
-benchmarked, and the pointer path is used, since it needs no host-side descriptor.
+through ``torch.library.triton_op``): nothing is benchmarked, pointer-kernel launches go
+through ``wrap_triton``, and a product that would take the TMA kernel is left to run when the
+graph runs, through the opaque operator tritonmm::eager_product (host-side descriptors do not
+trace in torch 2.11-2.14). Callers check arguments first (validation.py, override.py).
 """
 import torch
 import triton
@@ -266,9 +268,14 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
 
 
 def _tma_when_run(a, b) -> bool:
-    """Whether product(a, b) on real tensors of these sizes would take the TMA path (sizes as
-    their example values under dynamic shapes; the choice only moves speed)."""
-    return (a.dim() == 2 and device.facts(a.device).tma
+    """Whether product(a, b) on real tensors like these would take the TMA path: Hopper, large
+    enough, rows 16-byte aligned (read from strides and storage offsets, which fake tensors
+    have; sizes as their example values under dynamic shapes; the choice only moves speed)."""
+    def aligned(t):
+        size = t.element_size()
+        row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
+        return _hint(row) * size % 16 == 0 and _hint(t.storage_offset()) * size % 16 == 0
+    return (a.dim() == 2 and device.facts(a.device).tma and aligned(a) and aligned(b)
             and _hint(a.shape[0]) * _hint(a.shape[1]) * _hint(b.shape[1]) >= TMA_MIN_MACS)
 
 

@@ -19,6 +19,9 @@ from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 _memory: dict = {}  # Product.tuning_key -> triton.Config, this process
 generation = 0  # bumped whenever _memory changes meaning (a tune, forget()): plan.py keys launches on it
 _active = threading.local()  # the Product being tuned, for the prune hook and the progress bar
+# One tune at a time: the autotuners are shared (one per path and family), and their best
+# config and timings are read back after each run.
+_tuning = threading.Lock()
 
 
 def _prune_hook(cfgs, nargs, **kwargs):
@@ -46,14 +49,17 @@ def tune(product, progress=None):
     """Tunes one product over its pruned config space and caches the winner; the caller makes
     the product's device current. Returns (best config, {config: median ms} for every config timed)."""
     tuner = _autotuner(product.path, config_space.family(product.dtype, product.precision))
-    tuner.cache.clear()  # tritonmm's cache decides what is already tuned, not the exact-shape one
-    _active.product, _active.progress = product, progress
-    try:
-        tuner[product.grid](*product.args, **product.constants)
-    finally:
-        _active.product = _active.progress = None
-    best = config_space.plain(tuner.best_config)
-    raw = getattr(tuner, "configs_timings", None) or {tuner.best_config: [float("nan")]}
+    with _tuning:
+        tuner.cache.clear()  # tritonmm's cache decides what is already tuned, not the exact-shape one
+        # A space pruned to one config is not timed: no timings left over from the last tune.
+        tuner.configs_timings = {}
+        _active.product, _active.progress = product, progress
+        try:
+            tuner[product.grid](*product.args, **product.constants)
+        finally:
+            _active.product = _active.progress = None
+        best = config_space.plain(tuner.best_config)
+        raw = tuner.configs_timings or {tuner.best_config: [float("nan")]}
     timings = {config_space.plain(c): (t[0] if isinstance(t, (list, tuple)) else t) for c, t in raw.items()}
     ms = timings.get(best, float("nan"))
     M, N, K = product.M, product.N, product.K

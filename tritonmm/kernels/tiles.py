@@ -37,8 +37,8 @@ def epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
         acc += tl.load(bias_ptr + offs_m * stride_bias_m, mask=offs_m < M).to(tl.float32)[:, None]
     elif BIAS == "matrix":
         mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-        bias = tl.load(bias_ptr + offs_m[:, None].to(tl.int64) * stride_bias_m + offs_n[None, :] * stride_bias_n,
-                       mask=mask)
+        bias = tl.load(bias_ptr + offs_m[:, None].to(tl.int64) * stride_bias_m
+                       + offs_n[None, :].to(tl.int64) * stride_bias_n, mask=mask)
         acc += bias.to(tl.float32)
     if ACTIVATION == "relu":
         acc = tl.maximum(acc, 0.0)
