@@ -12,11 +12,14 @@ import torch
 from . import config_space, library, plan, validation  # noqa: F401  (library registers the operators)
 
 
+def _records_grad(*tensors) -> bool:
+    """Whether autograd records a gradient for this call (None stands for an absent bias)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
 def _needs_op(*tensors) -> bool:
     """Compiling, or a gradient to record: go through the registered operator."""
-    if torch.compiler.is_compiling():
-        return True
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    return torch.compiler.is_compiling() or _records_grad(*tensors)
 
 
 def _common(dtype, config, input_precision):
@@ -30,7 +33,7 @@ def _as_list(pinned):
 
 
 def _no_grad_out(out, *tensors):
-    if out is not None and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+    if out is not None and _records_grad(*tensors):
         raise ValueError("out= does not record a gradient, and an input requires one; call without out=, "
                          "or under torch.no_grad()")
 
@@ -107,13 +110,11 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     Under autograd the product runs with its bias fused and the activation in torch, so
     the backward pass reuses the saved pre-activation instead of recomputing the product.
     """
-    activation = validation.check_activation(activation)
-    validation.check_linear_args(x, weight, bias, activation)
+    activation = validation.check_linear_args(x, weight, bias, activation)
     precision, pinned = _common(x.dtype, config, input_precision)
     x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
     if _needs_op(x, weight, bias):
-        grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
-        fused = "none" if grad else activation
+        fused = "none" if _records_grad(x, weight, bias) else activation
         y = torch.ops.tritonmm.linear(x2, weight, bias, fused, precision, _as_list(pinned))
         if fused != activation:
             y = plan.epilogue_reference(y, None, activation)

@@ -148,8 +148,9 @@ def check_matmul_args(a, b):
     _check_pair(a, b)
 
 
-def check_linear_args(x, weight, bias, activation):
-    """Checks torch.nn.functional.linear's arguments, and the activation to fuse."""
+def check_linear_args(x, weight, bias, activation) -> str:
+    """Checks torch.nn.functional.linear's arguments and the activation to fuse; returns the
+    activation's name ("none" for None)."""
     _check_tensor("x", x, dims=range(1, 64))
     _check_tensor("weight", weight)
     if x.shape[-1] != weight.shape[1]:
@@ -162,7 +163,7 @@ def check_linear_args(x, weight, bias, activation):
             raise ValueError(f"bias has {bias.shape[0]} elements but weight has {weight.shape[0]} output "
                              f"features; pass a bias of shape ({weight.shape[0]},)")
         _check_pair(x, bias, "x", "bias")
-    check_activation(activation)
+    return check_activation(activation)
 
 
 def check_activation(activation):
