@@ -10,6 +10,10 @@ SLOW_CAP = 4096 ** 3
 SLOW = {"cuda naive", "cuda coalesced"}
 
 
+# tritonmm's input_precision for each float32 table (16-bit tables pass None).
+PRECISIONS = {"fp32": "ieee", "tf32": "tf32", "tf32x3": "tf32x3"}
+
+
 class Impl(NamedTuple):
     name: str
     level: str  # thread | block | library
@@ -34,10 +38,22 @@ def _torch(a, b, out):
     torch.mm(a, b, out=out)
 
 
+def _torch_tf32(a, b, out):
+    """cuBLAS on TF32 tensor cores, for the tf32x3 table (whose torch.mm row is IEEE SGEMM)."""
+    flags = torch.backends.cuda.matmul
+    saved, flags.fp32_precision = flags.fp32_precision, "tf32"
+    try:
+        torch.mm(a, b, out=out)
+    finally:
+        flags.fp32_precision = saved
+
+
 def registry(precision: str) -> list:
-    """Every implementation for one table; precision is 'fp32' (IEEE), 'tf32', 'fp16' or 'bf16'."""
-    tm_prec = {"fp32": "ieee", "tf32": "tf32"}.get(precision)
-    impls = [Impl("torch.mm", "library", None, ("fp32", "tf32", "fp16", "bf16"), _torch)]
+    """Every implementation for one table; precision is 'fp32' (IEEE), 'tf32', 'tf32x3' (float32 in
+    three TF32 products, against SGEMM, whose error it matches, and against TF32), 'fp16' or 'bf16'."""
+    tm_prec = PRECISIONS.get(precision)
+    impls = [Impl("torch.mm", "library", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"), _torch),
+             Impl("torch.mm TF32", "library", None, ("tf32x3",), _torch_tf32)]
     if precision == "fp32":
         impls += [
             Impl("cuda naive", "thread", (1, 1), ("fp32",), _cuda("naive")),
@@ -51,7 +67,17 @@ def registry(precision: str) -> list:
             *[Impl(f"cuda double_buffer {n}blk/SM", "thread", (128, 128), ("fp32",), _cuda("double_buffer", blocks_per_sm=n))
               for n in (2, 1)],
         ]
-    impls.append(Impl("tritonmm (autotuned)", "block", None, ("fp32", "tf32", "fp16", "bf16"), _tritonmm(tm_prec)))
+    if precision in ("fp16", "bf16"):  # the tensor-core rungs (steps 9 on) take the 16-bit dtype itself
+        from cuda_reference import KERNELS
+        half = ("fp16", "bf16")
+        impls += [
+            Impl("cuda wmma", "thread", (128, 128), half, _cuda("wmma")),
+            Impl("cuda mma_sync", "thread", (128, 128), half, _cuda("mma_sync")),
+            *[Impl(f"cuda cp_async {t}", "thread", tuple(int(v) for v in t.split("x")[:2]), half,
+                   _cuda("cp_async", tile=t)) for t in KERNELS["cp_async"].params["tile"]],
+        ]
+    impls.append(Impl("tritonmm (autotuned)", "block", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"),
+                      _tritonmm(tm_prec)))
     for bm, bn, bk, warps in ((32, 32, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8)):
         cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=3)
         impls.append(Impl(f"tritonmm {bm}x{bn}x{bk}", "block", (bm, bn), ("fp32", "tf32", "fp16", "bf16"),

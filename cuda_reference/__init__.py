@@ -1,14 +1,22 @@
-"""cuda_reference: the thread-level side of tiling, as a ladder of raw CUDA SGEMM kernels.
+"""cuda_reference: the thread-level side of tiling, as a ladder of raw CUDA GEMM kernels.
 
     import cuda_reference
     c = cuda_reference.matmul(a, b, kernel="tiled", tile=32)
 
+    c16 = cuda_reference.matmul(a.bfloat16(), b.bfloat16(), kernel="cp_async")
+
 Each step of the ladder is one file in kernels/, opening with what it changes and why;
-KERNELS describes them. All are fp32, row-major, any M, N, K.
+KERNELS describes them. All take row-major operands of any M, N, K. Steps 1-8 are fp32 on
+CUDA cores; steps 9 on use tensor cores and take fp16 or bf16 (accumulated in fp32, the
+result in the inputs' dtype). emulate.py replays the index math of steps 10 and 11 on the
+CPU; sanitize.py runs every kernel under compute-sanitizer.
 """
 from typing import NamedTuple
 
 import torch
+
+FP32 = (torch.float32,)
+HALF = (torch.float16, torch.bfloat16)
 
 
 class KernelInfo(NamedTuple):
@@ -17,6 +25,7 @@ class KernelInfo(NamedTuple):
     description: str
     params: dict  # parameter -> allowed values (the first is the default)
     tile: str  # what one block owns, for tables
+    dtypes: tuple = FP32  # the input (and output) dtypes it is built for
 
 
 KERNELS = {
@@ -36,7 +45,17 @@ KERNELS = {
                            {"threads": (128, 256)}, "128x128"),
     "double_buffer": KernelInfo(8, "08_double_buffer.cu", "warptile (256 threads) with two shared-memory slices: the "
                                 "next slice's global loads overlap this slice's arithmetic", {"blocks_per_sm": (2, 1)}, "128x128"),
+    "wmma": KernelInfo(9, "09_wmma.cu", "tensor cores through nvcuda::wmma: 16x16x16 fragments, 128x128x32 blocks, "
+                       "8 warps of 64x32", {}, "128x128", HALF),
+    "mma_sync": KernelInfo(10, "10_mma_sync.cu", "as wmma with inline-PTX ldmatrix + mma.sync.m16n8k16, C stored "
+                           "from registers", {}, "128x128", HALF),
+    "cp_async": KernelInfo(11, "11_cp_async.cu", "multi-stage cp.async pipeline, 64x64 warp tiles, grouped block "
+                           "order; tile = BMxBNxBK", {"tile": ("128x256x64", "128x256x32", "128x128x32")},
+                           "128x256 or 128x128", HALF),
 }
+
+# The launcher's dtype code for the 16-bit kernels (build.py's run16).
+_DTYPE_CODE = {torch.float16: 0, torch.bfloat16: 1}
 
 
 def launcher_name(kernel: str, params: dict) -> str:
@@ -57,14 +76,25 @@ def launcher_name(kernel: str, params: dict) -> str:
     return name
 
 
-def _check(a, b, out):
+def _dtype_fix(name, dtypes):
+    """'float32: a.float()' or 'float16 or bfloat16: a.half() or a.bfloat16()'."""
+    short = {torch.float32: "float", torch.float16: "half", torch.bfloat16: "bfloat16"}
+    return (" or ".join(str(d).removeprefix("torch.") for d in dtypes) + ": " +
+            " or ".join(f"{name}.{short[d]}()" for d in dtypes))
+
+
+def _check(a, b, out, kernel):
+    dtypes = KERNELS[kernel].dtypes
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
         if t.dim() != 2:
             raise ValueError(f"{name} must be 2-D, got shape {tuple(t.shape)}")
-        if t.dtype != torch.float32:
-            raise TypeError(f"{name} is {t.dtype}; the CUDA reference kernels need float32: {name}.float()")
+        if t.dtype not in dtypes:
+            raise TypeError(f"{name} is {t.dtype}; CUDA reference kernel {kernel!r} needs {_dtype_fix(name, dtypes)}")
+    if a.dtype != b.dtype:
+        raise TypeError(f"a is {a.dtype} but b is {b.dtype}; the kernels take both in one dtype: b.to(a.dtype)")
+    for name, t in (("a", a), ("b", b)):
         if t.device.type != "cuda":
             raise ValueError(f"{name} is on {t.device}; the CUDA reference kernels need CUDA tensors: {name}.cuda()")
         if not t.is_contiguous():
@@ -78,26 +108,32 @@ def _check(a, b, out):
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"out must be a torch.Tensor or None, got {type(out).__name__}")
         shape = (a.shape[0], b.shape[1])
-        if tuple(out.shape) != shape or out.dtype != torch.float32 or out.device != a.device or not out.is_contiguous():
-            raise ValueError(f"out must be a contiguous float32 tensor of shape {shape} on {a.device}; got "
-                             f"{out.dtype} {tuple(out.shape)} on {out.device}, strides {out.stride()}")
+        if tuple(out.shape) != shape or out.dtype != a.dtype or out.device != a.device or not out.is_contiguous():
+            raise ValueError(f"out must be a contiguous {str(a.dtype).removeprefix('torch.')} tensor of shape "
+                             f"{shape} on {a.device}; got {out.dtype} {tuple(out.shape)} on {out.device}, "
+                             f"strides {out.stride()}")
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, kernel: str = "tiled", *, out=None, **params) -> torch.Tensor:
-    """C = a @ b with one kernel of the ladder. a, b: contiguous float32 CUDA tensors."""
+    """C = a @ b with one kernel of the ladder. a, b: contiguous CUDA tensors of a dtype the
+    kernel takes (KERNELS[kernel].dtypes: float32 for steps 1-8, float16 or bfloat16 after);
+    the result has the same dtype."""
     name = launcher_name(kernel, params)
-    _check(a, b, out)
+    _check(a, b, out, kernel)
     from .build import load
     ext = load()
     M, K = a.shape
     N = b.shape[1]
     if out is None:
-        out = torch.empty((M, N), dtype=torch.float32, device=a.device)
+        out = torch.empty((M, N), dtype=a.dtype, device=a.device)
     if M == 0 or N == 0:
         return out
     if K == 0:
         return out.zero_()
     with torch.cuda.device(a.device):
         stream = torch.cuda.current_stream().cuda_stream
-        ext.run(name, M, N, K, a.data_ptr(), b.data_ptr(), out.data_ptr(), stream)
+        if a.dtype == torch.float32:
+            ext.run(name, M, N, K, a.data_ptr(), b.data_ptr(), out.data_ptr(), stream)
+        else:
+            ext.run16(name, M, N, K, a.data_ptr(), b.data_ptr(), out.data_ptr(), _DTYPE_CODE[a.dtype], stream)
     return out

@@ -6,6 +6,10 @@ C++ that sees Python is the small pybind11 shim below, so nvcc compiles just the
 under $TORCH_EXTENSIONS_DIR (default ~/.cache/torch_extensions), keyed by a hash of the
 sources and flags: a second process loads it in about a second, and any change to a .cu
 file rebuilds it. A compiler error raises RuntimeError carrying nvcc's own message.
+
+Two launcher tables: the fp32 steps (LAUNCHERS, run) take float pointers; the tensor-core
+steps (LAUNCHERS16, run16) take untyped pointers and an int naming the 16-bit format
+(0 fp16, 1 bf16), each launcher holding both instantiations of its kernel.
 """
 import functools
 import hashlib
@@ -19,6 +23,8 @@ EXTENSION_NAME = "tritonmm_cuda_reference"
 LAUNCHERS = ["naive", "coalesced", "tiled_8", "tiled_16", "tiled_32", "blocktile_1d", "blocktile_2d",
              "vectorized", "warptile_128", "warptile_256", "double_buffer_2",
              "double_buffer_1"]
+# The 16-bit (fp16 / bf16) launchers, steps 9 onward.
+LAUNCHERS16 = ["wmma", "mma_sync", "cp_async_128x256x64", "cp_async_128x256x32", "cp_async_128x128x32"]
 
 _BINDINGS = r"""
 #include <pybind11/pybind11.h>
@@ -31,8 +37,10 @@ _BINDINGS = r"""
 #include <vector>
 
 using Launcher = cudaError_t (*)(int, int, int, const float*, const float*, float*, cudaStream_t);
+using Launcher16 = cudaError_t (*)(int, int, int, const void*, const void*, void*, int, cudaStream_t);
 %(declarations)s
 static const std::vector<std::pair<std::string, Launcher>> kLaunchers = {%(table)s};
+static const std::vector<std::pair<std::string, Launcher16>> kLaunchers16 = {%(table16)s};
 
 // Launches one kernel on the given stream; raises with CUDA's error string if the launch fails.
 void run(const std::string& name, int M, int N, int K, std::uintptr_t a, std::uintptr_t b, std::uintptr_t c,
@@ -47,14 +55,30 @@ void run(const std::string& name, int M, int N, int K, std::uintptr_t a, std::ui
   throw std::invalid_argument("no CUDA reference kernel named " + name);
 }
 
+// The same for the 16-bit kernels; dtype 0 is fp16, 1 bf16 (A, B and C all of it).
+void run16(const std::string& name, int M, int N, int K, std::uintptr_t a, std::uintptr_t b, std::uintptr_t c,
+           int dtype, std::uintptr_t stream) {
+  if (dtype != 0 && dtype != 1) throw std::invalid_argument("dtype must be 0 (fp16) or 1 (bf16)");
+  for (const auto& entry : kLaunchers16) {
+    if (entry.first != name) continue;
+    cudaError_t err = entry.second(M, N, K, reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
+                                   reinterpret_cast<void*>(c), dtype, reinterpret_cast<cudaStream_t>(stream));
+    if (err != cudaSuccess) throw std::runtime_error(name + ": " + cudaGetErrorString(err));
+    return;
+  }
+  throw std::invalid_argument("no 16-bit CUDA reference kernel named " + name);
+}
+
 std::vector<std::string> names() {
   std::vector<std::string> out;
   for (const auto& entry : kLaunchers) out.push_back(entry.first);
+  for (const auto& entry : kLaunchers16) out.push_back(entry.first);
   return out;
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("run", &run, "launch a kernel: run(name, M, N, K, a_ptr, b_ptr, c_ptr, stream)");
+  m.def("run", &run, "launch an fp32 kernel: run(name, M, N, K, a_ptr, b_ptr, c_ptr, stream)");
+  m.def("run16", &run16, "launch a 16-bit kernel: run16(name, M, N, K, a_ptr, b_ptr, c_ptr, dtype, stream)");
   m.def("names", &names, "the kernels this build holds");
 }
 """
@@ -64,11 +88,14 @@ def sources():
     """(the C++ shim, the concatenated .cu files in ladder order)."""
     decls = "\n".join(f"cudaError_t launch_{n}(int, int, int, const float*, const float*, float*, cudaStream_t);"
                       for n in LAUNCHERS)
+    decls += "\n" + "\n".join(f"cudaError_t launch_{n}(int, int, int, const void*, const void*, void*, int, "
+                               "cudaStream_t);" for n in LAUNCHERS16)
     table = ", ".join(f'{{"{n}", launch_{n}}}' for n in LAUNCHERS)
+    table16 = ", ".join(f'{{"{n}", launch_{n}}}' for n in LAUNCHERS16)
     # torch rebuilds when the source strings change; the headers are included, not passed,
     # so their hash goes into the shim to make a header edit rebuild too.
     headers = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(KERNEL_DIR.glob("*.cuh")))).hexdigest()
-    cpp = f"// kernels/*.cuh sha256 {headers}\n" + _BINDINGS % dict(declarations=decls, table=table)
+    cpp = f"// kernels/*.cuh sha256 {headers}\n" + _BINDINGS % dict(declarations=decls, table=table, table16=table16)
     cuda = "\n".join(p.read_text() for p in sorted(KERNEL_DIR.glob("[0-9][0-9]_*.cu")))
     return cpp, cuda
 

@@ -2,10 +2,14 @@
 
     compute-sanitizer --tool memcheck  --error-exitcode 1 python3 -m cuda_reference.sanitize
     compute-sanitizer --tool racecheck --error-exitcode 1 python3 -m cuda_reference.sanitize
+    compute-sanitizer --tool synccheck --error-exitcode 1 python3 -m cuda_reference.sanitize
 
 Shapes are small (the tools slow kernels down a hundredfold) but hit every edge case:
-partial tiles in M, N and K, rows that are not 16-byte aligned, and a single element.
-Exits non-zero if any result is wrong.
+partial tiles in M, N and K, rows that are not 16-byte aligned, and a single element; for
+the 16-bit kernels also rows that are (the cp.async path, zero-filling the chunks past the
+edge, with more K slices than pipeline stages). Every kernel runs in each dtype it takes.
+Exits non-zero if any result is wrong. `python3 -m cuda_reference.sanitize wmma cp_async`
+runs only the kernels named.
 """
 import sys
 
@@ -13,25 +17,33 @@ import torch
 
 from . import KERNELS, matmul
 
-SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16)]
+SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (130, 264, 200)]
+# Relative Frobenius error against float64 on the same (rounded) inputs: fp32 accumulation,
+# plus the rounding of C to the output dtype.
+BOUND = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 
-def main() -> int:
+def main(only=()) -> int:
     bad = 0
     for kernel, info in KERNELS.items():
+        if only and kernel not in only:
+            continue
         variants = [{p: v} for p, vals in info.params.items() for v in vals] or [{}]
         for params in variants:
-            for M, N, K in SHAPES:
-                a, b = torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda")
-                out = torch.full((M, N), float("nan"), device="cuda")
-                matmul(a, b, kernel, out=out, **params)
-                ref = a.double() @ b.double()
-                err = ((out.double() - ref).norm() / ref.norm()).item()
-                bad += not err < 1e-5
-                print(f"{kernel} {params} {M}x{N}x{K}: rel err {err:.1e}", flush=True)
+            for dtype in info.dtypes:
+                for M, N, K in SHAPES:
+                    a = torch.randn(M, K, device="cuda").to(dtype)
+                    b = torch.randn(K, N, device="cuda").to(dtype)
+                    out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+                    matmul(a, b, kernel, out=out, **params)
+                    ref = a.double() @ b.double()
+                    err = ((out.double() - ref).norm() / ref.norm()).item()
+                    bad += not err < BOUND[dtype]
+                    print(f"{kernel} {params} {str(dtype).removeprefix('torch.')} {M}x{N}x{K}: rel err {err:.1e}",
+                          flush=True)
     print("wrong results:", bad)
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(tuple(sys.argv[1:])))

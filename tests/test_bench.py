@@ -30,8 +30,11 @@ def test_registry_has_every_level():
     fp32 = impls.registry("fp32")
     assert {i.level for i in fp32} == {"thread", "block", "library"}
     assert sum(i.name.startswith("cuda") for i in fp32) == 12
-    for prec in ("tf32", "fp16", "bf16"):
-        assert {i.level for i in impls.registry(prec)} == {"block", "library"}
+    assert {i.level for i in impls.registry("tf32")} == {"block", "library"}
+    for prec in ("fp16", "bf16"):  # the tensor-core rungs of the ladder
+        sixteen = impls.registry(prec)
+        assert {i.level for i in sixteen} == {"thread", "block", "library"}
+        assert sum(i.name.startswith("cuda") for i in sixteen) == 5
 
 
 def test_table_shows_spread_only_for_rounds():

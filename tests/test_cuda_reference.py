@@ -1,4 +1,5 @@
-"""The CUDA ladder: every kernel against float64 on the GPU; on the CPU, a compile-only build."""
+"""The CUDA ladder: every kernel (fp32 steps and 16-bit tensor-core steps) against float64 on the
+GPU; on the CPU, a compile-only build and the argument checks."""
 import os
 import shutil
 
@@ -11,16 +12,33 @@ from cuda_reference import KERNELS, launcher_name
 
 VARIANTS = [(k, {p: v}) for k, info in KERNELS.items() for p, vals in info.params.items() for v in vals] + \
            [(k, {}) for k, info in KERNELS.items() if not info.params]
+FP32_VARIANTS = [(k, p) for k, p in VARIANTS if KERNELS[k].dtypes == (torch.float32,)]
+HALF_VARIANTS = [(k, p) for k, p in VARIANTS if KERNELS[k].dtypes == (torch.float16, torch.bfloat16)]
 SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 31), (127, 129, 257), (130, 67, 200), (256, 256, 256), (300, 4, 1001)]
+# The 16-bit kernels also on shapes whose rows are 16-byte aligned (K and N multiples of 8):
+# the cp.async path, once on whole tiles, once with partial tiles and more slices than stages.
+HALF_SHAPES = SHAPES + [(256, 512, 128), (384, 264, 1000)]
+# Inputs are exact in their dtype, so the error is C's final rounding (2^-11 fp16, 2^-8 bf16)
+# plus fp32 accumulation; these are the bounds tritonmm's own tests use.
+HALF_BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
 
 def test_registry_matches_the_build():
-    from cuda_reference.build import LAUNCHERS, KERNEL_DIR
-    names = {launcher_name(k, p) for k, p in VARIANTS}
-    assert names == set(LAUNCHERS)
+    from cuda_reference.build import KERNEL_DIR, LAUNCHERS, LAUNCHERS16, sources
+    assert {launcher_name(k, p) for k, p in FP32_VARIANTS} == set(LAUNCHERS)
+    assert {launcher_name(k, p) for k, p in HALF_VARIANTS} == set(LAUNCHERS16)
+    assert len(FP32_VARIANTS) + len(HALF_VARIANTS) == len(VARIANTS)
+    cuda = sources()[1]
+    for name in LAUNCHERS:
+        assert f"cudaError_t launch_{name}(int M, int N, int K, const float* A" in cuda, name
+    for name in LAUNCHERS16:
+        assert (f"cudaError_t launch_{name}(int M, int N, int K, const void* A, const void* B, void* C, int dtype"
+                in cuda), name
+    steps = sorted(info.step for info in KERNELS.values())
+    assert steps == list(range(1, len(KERNELS) + 1))
     for info in KERNELS.values():
         assert (KERNEL_DIR / info.file).exists()
-        assert (KERNEL_DIR / info.file).read_text().startswith("// Step ")
+        assert (KERNEL_DIR / info.file).read_text().startswith(f"// Step {info.step}: ")
 
 
 def test_bad_kernel_and_params():
@@ -45,6 +63,44 @@ def test_bad_inputs(make, exc, words):
         assert w in str(info.value)
 
 
+@pytest.mark.parametrize("kernel, make, words", [
+    ("cp_async", lambda: (torch.randn(4, 4), torch.randn(4, 4)),
+     ["a is torch.float32", "'cp_async'", "float16 or bfloat16", "a.half() or a.bfloat16()"]),
+    ("wmma", lambda: (torch.randn(4, 4, dtype=torch.bfloat16), torch.randn(4, 4, dtype=torch.float64)),
+     ["b is torch.float64", "b.half() or b.bfloat16()"]),
+    ("mma_sync", lambda: (torch.randn(4, 4, dtype=torch.float16), torch.randn(4, 4, dtype=torch.bfloat16)),
+     ["a is torch.float16 but b is torch.bfloat16", "b.to(a.dtype)"]),
+    ("double_buffer", lambda: (torch.randn(4, 4, dtype=torch.bfloat16), torch.randn(4, 4, dtype=torch.bfloat16)),
+     ["a is torch.bfloat16", "'double_buffer' needs float32: a.float()"]),
+])
+def test_dtype_errors_name_the_argument_and_the_fix(kernel, make, words):
+    a, b = make()
+    with pytest.raises(TypeError) as info:
+        cuda_reference.matmul(a, b, kernel)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_bad_tile_for_the_pipeline():
+    with pytest.raises(ValueError, match="tile='64x64x32' is not built"):
+        launcher_name("cp_async", {"tile": "64x64x32"})
+    assert launcher_name("cp_async", {}) == "cp_async_" + KERNELS["cp_async"].params["tile"][0]
+
+
+def test_tensor_core_index_math_on_the_cpu():
+    """cuda_reference.emulate runs steps 10 and 11's staging, ldmatrix addresses, pipeline
+    buffer rotation, block order and stores with the PTX ISA's fragment layouts, on the CPU."""
+    from cuda_reference import emulate
+    emulate.check_grouped_order()
+    emulate.check_ldmatrix_banks()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # thousands of tiny tensor ops: threads only add overhead
+    try:
+        emulate.check_products(shapes=[(33, 65, 31), (130, 264, 72)])
+    finally:
+        torch.set_num_threads(threads)
+
+
 @pytest.mark.gpu
 def test_non_contiguous_is_refused():
     a = torch.randn(8, 8, device="cuda")
@@ -53,7 +109,7 @@ def test_non_contiguous_is_refused():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kernel, params", VARIANTS, ids=lambda v: str(v))
+@pytest.mark.parametrize("kernel, params", FP32_VARIANTS, ids=lambda v: str(v))
 def test_every_kernel_against_float64(kernel, params):
     for shape in SHAPES:
         M, N, K = shape
@@ -62,6 +118,76 @@ def test_every_kernel_against_float64(kernel, params):
         cuda_reference.matmul(a, b, kernel, out=out, **params)
         torch.cuda.synchronize()
         assert rel_err(out, a, b) < 1e-5, shape
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("kernel, params", HALF_VARIANTS, ids=lambda v: str(v))
+def test_every_tensor_core_kernel_against_float64(kernel, params, dtype):
+    for shape in HALF_SHAPES:
+        M, N, K = shape
+        a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
+        out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+        assert cuda_reference.matmul(a, b, kernel, out=out, **params) is out
+        torch.cuda.synchronize()
+        assert rel_err(out, a, b) < HALF_BOUND[dtype], shape
+        fresh = cuda_reference.matmul(a, b, kernel, **params)
+        assert fresh.dtype == dtype and torch.equal(fresh, out), shape
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_tensor_core_unaligned_pointers_take_the_scalar_path(dtype):
+    """K and N are multiples of 8, but the operands start 2 bytes off a 16-byte boundary and C
+    2 bytes off a 4-byte one: the 16-byte copies and paired stores must give way to scalar ones."""
+    M, N, K = 97, 136, 264
+    a = torch.randn(M * K + 1, device="cuda").to(dtype)[1:].view(M, K)
+    b = torch.randn(K * N + 1, device="cuda").to(dtype)[1:].view(K, N)
+    out = torch.empty(M * N + 1, dtype=dtype, device="cuda")[1:].view(M, N)
+    # both operands off, then one aligned and the other not (each operand takes its own path)
+    for x, y, case in ((a, b, "both off"), (a.clone(), b, "a aligned"), (a, b.clone(), "b aligned")):
+        for kernel, params in HALF_VARIANTS:
+            out.fill_(float("nan"))
+            cuda_reference.matmul(x, y, kernel, out=out, **params)
+            assert rel_err(out, a, b) < HALF_BOUND[dtype], (kernel, params, case)
+
+
+@pytest.mark.gpu
+def test_tensor_core_empty_and_zero_k():
+    for kernel in ("wmma", "mma_sync", "cp_async"):
+        half = dict(device="cuda", dtype=torch.float16)
+        z = cuda_reference.matmul(torch.randn(3, 0, **half), torch.randn(0, 4, **half), kernel)
+        assert z.dtype == torch.float16 and torch.equal(z, torch.zeros(3, 4, **half))
+        bf16 = dict(device="cuda", dtype=torch.bfloat16)
+        e = cuda_reference.matmul(torch.randn(0, 5, **bf16), torch.randn(5, 4, **bf16), kernel)
+        assert e.shape == (0, 4) and e.dtype == torch.bfloat16
+
+
+@pytest.mark.gpu
+def test_tensor_core_out_must_match_the_dtype():
+    a = torch.randn(8, 8, device="cuda").half()
+    with pytest.raises(ValueError, match="contiguous float16 tensor"):
+        cuda_reference.matmul(a, a, "mma_sync", out=torch.empty(8, 8, device="cuda"))
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+def test_tensor_core_kernels_on_another_device():
+    """Operands on cuda:1 while cuda:0 is current: the launch (and the shared-memory opt-in of
+    the cp.async kernels, which is per device) happens on cuda:1."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA GPUs")
+    torch.cuda.set_device(0)
+    a = torch.randn(130, 72, device="cuda:1").bfloat16()
+    b = torch.randn(72, 264, device="cuda:1").bfloat16()
+    for kernel, params in HALF_VARIANTS:
+        for _ in range(2):  # the second launch finds cuda:1 already opted in
+            out = cuda_reference.matmul(a, b, kernel, **params)
+            assert out.device == torch.device("cuda:1") and rel_err(out, a, b) < 1e-2, (kernel, params)
+    a0, b0 = a.to("cuda:0"), b.to("cuda:0")
+    out = cuda_reference.matmul(a0, b0, "cp_async")  # and cuda:0 opts in on its own
+    assert out.device == torch.device("cuda:0") and rel_err(out, a0, b0) < 1e-2
+    assert torch.cuda.current_device() == 0
 
 
 @pytest.mark.gpu
@@ -93,7 +219,7 @@ def test_compile_all_kernels_without_a_gpu(tmp_path, monkeypatch):
     from cuda_reference import build
     build.load.cache_clear()
     module = build.load()
-    assert set(module.names()) == set(build.LAUNCHERS)
+    assert set(module.names()) == set(build.LAUNCHERS) | set(build.LAUNCHERS16)
     built = list(tmp_path.rglob("*.so"))
     assert built, "load_inline produced no shared object"
     build.load.cache_clear()
