@@ -467,3 +467,188 @@ def sweep_plot(rows: list, meta: dict, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+# ---- measured traffic (python -m bench --traffic) ------------------------------------------------
+
+TRAFFIC_COLUMNS = ["impl", "path", "tile", "kernels", "model GB", "L1 req GB", "L1 hit %", "L2 read GB",
+                   "DRAM read GB", "L2/model", "DRAM/model", "DRAM/min", "ms (ncu)", "rel err"]
+
+
+def _gb(v):
+    return _fmt(v and v / 1e9, ".3f" if v and v < 1e9 else ".2f")
+
+
+def traffic_table(rows: list) -> str:
+    """bench.traffic.traffic_row rows: modeled reads, measured reads at L1 (requested), L2 (requested by the
+    SMs) and DRAM, and the ratios; a row's note stands in for its numbers."""
+    out = []
+    for r in rows:
+        tile = "cuBLAS" if r["tile"] is None else "x".join(map(str, r["tile"]))
+        cells = [r["impl"], r.get("path") or "-", tile, str(r.get("kernels", "-"))]
+        if r.get("note") and not r.get("kernels"):
+            out.append(cells + ["-"] * (len(TRAFFIC_COLUMNS) - len(cells) - 1) + [r["note"]])
+            continue
+        out.append(cells + [_gb(r["model_read_bytes"]), _gb(r["l1_req_bytes"]), _fmt(r["l1_hit_pct"], ".0f"),
+                            _gb(r["l2_read_bytes"]), _gb(r["dram_read_bytes"]), _fmt(r["l2_x_model"], ".2f"),
+                            _fmt(r["dram_x_model"], ".2f"), _fmt(r["dram_x_min"], ".1f"), _fmt(r["time_ms"], ".3f"),
+                            _fmt(r.get("rel_err"), ".1e") + (f" ({r['note']})" if r.get("note") else "")])
+    return tabulate(out, headers=TRAFFIC_COLUMNS, disable_numparse=True)
+
+
+def write_traffic(rows: list, meta: dict, out_dir: Path) -> list:
+    """traffic.json, traffic.csv and one traffic chart per (dtype, shape) under out_dir; returns the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "traffic.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    with open(out_dir / "traffic.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    charts = [traffic_chart([r for r in rows if (r["dtype"], r["shape"]) == key],
+                            out_dir / f"traffic_{key[0]}_{key[1]}.png", meta)
+              for key in dict.fromkeys((r["dtype"], r["shape"]) for r in rows)]
+    return [out_dir / "traffic.json", out_dir / "traffic.csv", *charts]
+
+
+TRAFFIC_SERIES = [("model_read_bytes", "model (tile reads)", "lightgray"),
+                  ("l2_read_bytes", "L2 reads requested by the SMs", "tab:blue"),
+                  ("dram_read_bytes", "DRAM (HBM) reads", "tab:red")]
+
+
+def traffic_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
+    """For one dtype and shape: per kernel, grouped bars of modeled, L2 and DRAM read bytes on a log axis,
+    every bar labelled; the CUDA ladder in the left panel, tritonmm in the right, cuBLAS in both; a line at
+    the compulsory minimum (A and B read once)."""
+    plt = _pyplot()
+    meta = meta or {}
+    rows = [r for r in rows if r.get("kernels")]
+    lib = [r for r in rows if r["level"] == "library"]
+    panels = [(title, sub + lib) for title, sub in
+              (("CUDA ladder (thread-level tiles)", [r for r in rows if r["level"] == "thread"]),
+               ("tritonmm (block-level tiles), pinned", [r for r in rows if r["level"] == "block"]))
+              if sub]
+    if not panels:
+        panels = [("cuBLAS", lib)]
+    slots = max(len(bars) for _, bars in panels)
+    values = [r[key] for r in rows for key, *_ in TRAFFIC_SERIES if r.get(key)]
+    floor = rows[0]["min_read_bytes"] if rows else 1
+    lo, hi = min(values + [floor]) / 3, max(values + [floor]) * 8
+    height = 2.0 + 0.75 * slots
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), height), squeeze=False)
+    width = 0.27
+    for ax, (title, bars) in zip(axes[0], panels):
+        for i, (key, label, color) in enumerate(TRAFFIC_SERIES):
+            ys = [j + (i - 1) * width for j in range(len(bars))]
+            xs = [r.get(key) or 0 for r in bars]
+            ax.barh(ys, [max(x - lo, 0) for x in xs], width * 0.95, left=lo, color=color, label=label)  # ends at x
+            for y, x in zip(ys, xs):
+                text = f"{x / 1e9:.3g} GB" if x else "no model" if key == "model_read_bytes" else "not measured"
+                ax.text(x * 1.08 if x else lo * 1.1, y, text, va="center", fontsize=7)
+        ax.axvline(floor, color="black", lw=1, ls="--", label=f"A and B read once: {floor / 1e9:.3g} GB")
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        names = [r["impl"] + (f" ({r['path']})" if r.get("path") and r["path"] not in r["impl"] else "") for r in bars]
+        ax.set_yticks(range(len(bars)), names, fontsize=8)
+        ax.set_ylim(slots - 0.5, -0.5)
+        ax.set_xlabel("bytes read (log scale)", fontsize=9)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", which="major", alpha=0.3)
+        ax.set_axisbelow(True)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    r0 = rows[0] if rows else {"dtype": "?", "shape": "?"}
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: bytes read, {r0['dtype']} {r0['shape']} "
+                 f"(Nsight Compute, caches flushed before each kernel)", fontsize=12)
+    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))  # 0.4 inch for the legend
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ---- scaling and the claims (python -m bench --preset scaling) -------------------------------------
+
+def _ms(t):
+    return f"{t:.0f}" if t >= 100 else f"{t:.3g}"
+
+
+def scaling_table(meas: dict) -> str:
+    """Per size: ms of each named implementation and of the best CUDA rung, with x = coalesced time / its
+    time; a skipped cell says why."""
+    from . import scaling
+    times = scaling.series(meas)
+    up = scaling.speedups(times)
+    notes = {(c["impl"], c["n"]): c["note"] for c in meas["cells"] if c.get("note")}
+    names = list(scaling.NAMED[:4]) + [scaling.BEST, "torch.mm"]
+    out = []
+    for n in meas["sizes"]:
+        row = [f"{n}^2"]
+        for name in names:
+            t = times.get(name, {}).get(n)
+            if t is None:
+                row.append(notes.get((name, n), "-"))
+                continue
+            x = up.get(name, {}).get(n)
+            best = scaling.best_rung(meas, n)[0].replace("cuda ", "") + ": " if name == scaling.BEST else ""
+            row.append(f"{best}{_ms(t)} ms" + ("" if x is None or name == scaling.BASE else f" (x{x:.2f})"))
+        out.append(row)
+    return tabulate(out, headers=["size"] + names, disable_numparse=True)
+
+
+def claims_table(rows: list) -> str:
+    """scaling.verdicts' rows as a Markdown table, to paste into RESULTS.md."""
+    keys = ["#", "claim", "their setup and numbers", "measured here", "holds?"]
+    return tabulate([[r[k] for k in keys] for r in rows], headers=keys, tablefmt="github", disable_numparse=True)
+
+
+def scaling_chart(meas: dict, path: Path, meta: dict | None = None) -> Path:
+    """Left: speedup over the coalesced kernel against size, one named line per implementation (the best CUDA
+    rung's points named by rung). Right: TFLOP/s against size, the same lines."""
+    from . import scaling
+    plt = _pyplot()
+    meta = meta or {}
+    times = scaling.series(meas)
+    up = scaling.speedups(times)
+    colors = {"cuda naive": "lightsteelblue", "cuda coalesced": "tab:cyan", "cuda tiled T=16": "tab:green",
+              "cuda tiled T=32": "tab:olive", scaling.BEST: "tab:blue", "torch.mm": "dimgray"}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.5))
+    for name, color in colors.items():
+        by = times.get(name, {})
+        for ax, ys in ((left, up.get(name, {})), (right, {n: 2 * n ** 3 / (t * 1e-3) / 1e12 for n, t in by.items()})):
+            ns = sorted(ys)
+            if not ns:
+                continue
+            ax.plot(ns, [ys[n] for n in ns], marker="o", color=color, label=name)
+            ax.annotate(name.replace("cuda ", ""), (ns[-1], ys[ns[-1]]), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=8, color=color)
+            if name == scaling.BEST and ax is left:
+                for n in ns:
+                    ax.annotate(scaling.best_rung(meas, n)[0].replace("cuda ", ""), (n, ys[n]), xytext=(0, 7),
+                                textcoords="offset points", ha="center", fontsize=7, color=color)
+    from matplotlib.ticker import FuncFormatter
+    for ax, label in ((left, f"speedup over {scaling.BASE} (its time / this time)"), (right, "TFLOP/s")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+        ax.set_xticks(meas["sizes"], [str(n) for n in meas["sizes"]])
+        ax.set_xlim(min(meas["sizes"]) / 1.3, max(meas["sizes"]) * 2.2)
+        ax.set_xlabel("N (N x N x N, fp32 IEEE)")
+        ax.set_ylabel(label)
+        ax.grid(which="major", alpha=0.3)
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    skipped = sorted({c["impl"].replace("cuda ", "") for c in meas["cells"] if c.get("note")})
+    capped = f"; not run where a call would exceed {meas['cap_s']:g} s: {', '.join(skipped)}" if skipped else ""
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: square fp32 products by size{capped}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_scaling(meas: dict, claims: list, meta: dict, out_dir: Path) -> list:
+    """scaling.json (measurements and verdicts), claims.md and scaling.png under out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "scaling.json").write_text(json.dumps({"meta": meta, "measurements": meas, "claims": claims}, indent=1))
+    (out_dir / "claims.md").write_text(claims_table(claims) + "\n")
+    return [out_dir / "scaling.json", out_dir / "claims.md", scaling_chart(meas, out_dir / "scaling.png", meta)]
