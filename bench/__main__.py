@@ -4,6 +4,8 @@
     python -m bench --preset llm --dtype bf16 --out results/
     python -m bench --shape 4096x4096x4096 --impl "torch.mm" --impl tritonmm
     python -m bench --preset sweep --rounds 3 --out results/sweep/   # bench/sweep.py's shapes
+    python -m bench --traffic --out results/traffic/    # bytes read, measured by Nsight Compute (bench/ncu.py)
+    python -m bench --preset scaling --out results/traffic/   # the tiling write-ups' claims (bench/scaling.py)
 """
 import argparse
 import datetime
@@ -24,7 +26,7 @@ import tritonmm  # noqa: E402
 from tritonmm import timing  # noqa: E402
 from tritonmm.tune import parse_shape  # noqa: E402
 
-from . import impls, report, sweep, traffic  # noqa: E402
+from . import impls, ncu, report, scaling, sweep, traffic  # noqa: E402
 
 PRESETS = {
     "square": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)],
@@ -32,7 +34,8 @@ PRESETS = {
     "odd": [(1000, 1000, 1000), (1023, 1025, 1027), (4095, 4097, 1531), (77, 4099, 2049)],
 }
 QUICK = [(1024, 1024, 1024), (4096, 4096, 4096), (1023, 1025, 1027)]
-DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "tf32x3": torch.float32, "fp16": torch.float16,
+          "bf16": torch.bfloat16}
 
 
 def rel_err(out, ref):
@@ -89,7 +92,7 @@ def measure(precision, shapes, only, progress, rounds=1):
             tile = impl.tile
             if impl.name == "tritonmm (autotuned)":
                 from tritonmm.plan import chosen, resolve_precision
-                cfg, path = chosen(a, b, resolve_precision(dtype, {"fp32": "ieee", "tf32": "tf32"}.get(precision)))
+                cfg, path = chosen(a, b, resolve_precision(dtype, impls.PRECISIONS.get(precision)))
                 tile = (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"])
                 row["tile"] = f"{tile[0]}x{tile[1]}x{cfg.kwargs['BLOCK_K']} ({path})"
             row["model_bytes"] = traffic.modeled_bytes(M, N, K, esize, tile)
@@ -143,6 +146,11 @@ def run_meta(argv) -> dict:
                 command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]))
 
 
+def _meta(argv) -> dict:
+    """run_meta where there is a GPU to name; the runs that need one say so themselves."""
+    return run_meta(argv) if torch.cuda.is_available() else {}
+
+
 def run_sweep(args, argv) -> int:
     """bench/sweep.py's shapes for each dtype; the table, then one summary line per dtype."""
     from tqdm import tqdm
@@ -170,12 +178,22 @@ def run_sweep(args, argv) -> int:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a few shapes, a few minutes")
-    p.add_argument("--preset", choices=sorted([*PRESETS, "sweep"]), action="append",
+    p.add_argument("--preset", choices=sorted([*PRESETS, "sweep", "scaling"]), action="append",
                    help="shape preset (repeatable); 'sweep' runs on its own: tritonmm against torch.mm over "
-                        "bench/sweep.py's shapes, fp16 and bf16, CUDA graph and eager times")
+                        "bench/sweep.py's shapes, fp16 and bf16, CUDA graph and eager times; 'scaling' runs on its "
+                        "own: the CUDA ladder and torch.mm over square fp32 sizes 1024-16384, and the tiling "
+                        "write-ups' claims against them (reads --out's traffic.json for claim 1)")
+    p.add_argument("--traffic", action="store_true",
+                   help="runs on its own: bytes each kernel reads (L1, L2, DRAM), measured by Nsight Compute, beside "
+                        "the tile model; --shape, --dtype (fp32, fp16, bf16) and --impl narrow it; raw ncu CSVs "
+                        "go to OUT/ncu (a temporary directory without --out)")
+    p.add_argument("--time-cap", type=float, default=scaling.CAP_S,
+                   help="--preset scaling: skip an implementation at a size where a call would take longer than "
+                        "this many seconds, extrapolated from the size before (default %(default)s)")
     p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append",
-                   help="fp32 (IEEE), tf32, fp16, bf16 (repeatable; default all)")
+                   help="fp32 (IEEE), tf32, tf32x3 (float32 accuracy in three TF32 products, against SGEMM "
+                        "and TF32), fp16, bf16 (repeatable; default all but tf32x3)")
     p.add_argument("--impl", action="append", help="run implementations whose name contains this (repeatable)")
     p.add_argument("--rounds", type=int, default=1,
                    help="time each implementation this many times, interleaved; report the median and spread "
@@ -185,6 +203,16 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    if args.traffic:
+        if args.preset or args.quick or args.rounds > 1:
+            p.error("--traffic runs on its own: no --preset, --quick or --rounds")
+        if not set(args.dtype or []) <= {"fp32", "fp16", "bf16"}:
+            p.error("--traffic profiles fp32 (IEEE), fp16 and bf16")
+        return ncu.run(args, _meta(argv))
+    if "scaling" in (args.preset or []):
+        if len(args.preset) > 1 or args.shape or args.impl or args.quick or args.dtype:
+            p.error("--preset scaling runs on its own: no other preset, --shape, --impl, --dtype or --quick")
+        return scaling.run(args, _meta(argv))
     if "sweep" in (args.preset or []):
         if len(args.preset) > 1 or args.shape or args.impl or args.quick:
             p.error("--preset sweep runs on its own: no other preset, --shape, --impl or --quick")
@@ -217,7 +245,7 @@ def main(argv=None) -> int:
           f"device copy {meta['copy_TBps']:.2f} TB/s; do_bench medians"
           + (f", median of {args.rounds} interleaved rounds" if args.rounds > 1 else ""))
     for precision in precisions:
-        print(f"\n## {precision}" + (" (IEEE, TF32 off)" if precision == "fp32" else ""))
+        print(f"\n## {precision}" + {"fp32": " (IEEE, TF32 off)", "tf32x3": " (torch.mm: IEEE SGEMM)"}.get(precision, ""))
         print(report.table([r for r in rows if r["precision"] == precision]))
     if args.out:
         from pathlib import Path

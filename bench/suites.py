@@ -4,6 +4,7 @@
     python -m bench.suites model     # forward + backward of bench/model.py's TinyGPT: aten vs tritonmm
     python -m bench.suites compile   # a function calling tritonmm, eager vs torch.compile
     python -m bench.suites host      # eager host time per call of small products (kernel time negligible)
+    python -m bench.suites fp8       # tritonmm.scaled_mm vs torch._scaled_mm, tensor-wise and row-wise scales
 
 Each suite times the implementations it compares in interleaved rounds (every one once per
 round, in turn; the median round is kept), with do_bench medians inside a round; the linear
@@ -126,26 +127,79 @@ def compile_suite(rounds: int):
 
 
 def host_suite(rounds: int):
-    """Host time a call (wall clock over back-to-back calls; the kernels are too small to matter)."""
+    """Host time a call: wall clock over back-to-back calls of products whose kernels take a few
+    microseconds, so the host's launch path is what is timed. Rounds interleave the calls."""
+    from tritonmm import fast_launch, plan
     rows = []
-    for M, N, K in ((64, 64, 64), (16, 4096, 4096), (1, 4096, 4096)):
+    # (M, N, K, path): 64^3 on each kernel path (the TMA kernel forced by lowering its size bar),
+    # and decode products x @ W.T, which split-K runs as two launches.
+    for M, N, K, path in ((64, 64, 64, "pointer"), (64, 64, 64, "tma"), (16, 4096, 4096, "pointer"),
+                          (1, 4096, 4096, "pointer")):
         a = torch.randn(M, K, device="cuda").bfloat16()
-        b = torch.randn(K, N, device="cuda").bfloat16()
+        w = torch.randn(N, K, device="cuda").bfloat16()
         out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-        fns = {"torch.mm": lambda: torch.mm(a, b, out=out), "tritonmm.mm": lambda: tritonmm.mm(a, b, out=out),
-               "tritonmm.matmul": lambda: tritonmm.matmul(a, b),
-               "tritonmm.linear": lambda: tritonmm.linear(a, b.T)}
-        for fn in fns.values():
-            fn()
-        us = {name: statistics.median(timing.host_us_per_call(fn) for _ in range(rounds)) for name, fn in fns.items()}
-        rows.append([f"{M}x{N}x{K}"] + [f"{us[n]:.1f}" for n in fns] + [f"{us['tritonmm.mm'] / us['torch.mm']:.2f}"])
-    from tritonmm import fast_launch
-    return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}\n" +
-            tabulate(rows, headers=["bf16 shape", "torch.mm us", "tritonmm.mm us", "matmul us", "linear us",
-                                    "mm x torch"], disable_numparse=True))
+        fns = {"torch.mm": lambda: torch.mm(a, w.T, out=out), "tritonmm.mm": lambda: tritonmm.mm(a, w.T, out=out),
+               "tritonmm.matmul": lambda: tritonmm.matmul(a, w.T),
+               "F.linear": lambda: torch.nn.functional.linear(a, w), "tritonmm.linear": lambda: tritonmm.linear(a, w)}
+        saved = plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM
+        if path == "tma":
+            plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = 0, 0
+        try:
+            for fn in fns.values():
+                fn()
+            chosen = plan.chosen(a, w.T, "native")
+            us = {name: [] for name in fns}
+            for _ in range(rounds):
+                for name, fn in fns.items():
+                    us[name].append(timing.host_us_per_call(fn))
+        finally:
+            plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = saved
+        us = {name: statistics.median(t) for name, t in us.items()}
+        rows.append([f"{M}x{N}x{K}", f"{chosen[1]} split {chosen[0].kwargs.get('SPLIT_K', 1)}",
+                     *(f"{us[n]:.1f}" for n in fns), f"{us['tritonmm.mm'] / us['torch.mm']:.2f}",
+                     f"{us['tritonmm.matmul'] / us['torch.mm']:.2f}", f"{us['tritonmm.linear'] / us['F.linear']:.2f}"])
+    return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}; x @ W.T, bf16, us per call\n" +
+            tabulate(rows, headers=["shape", "path", "torch.mm", "tritonmm.mm", "tritonmm.matmul", "F.linear",
+                                    "tritonmm.linear", "mm/torch", "matmul/torch", "linear/F"], disable_numparse=True))
 
 
-SUITES = {"linear": linear_suite, "model": model_suite, "compile": compile_suite, "host": host_suite}
+def fp8_suite(rounds: int):
+    """FP8 products with scales against torch._scaled_mm (cuBLASLt), on the layout it requires
+    (b column-major), bf16 out; squares and an LLM's projections. Errors against a float64
+    product of the dequantized operands (skipped above 2**36 multiply-adds)."""
+    rows = []
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), *[(m, n, k) for n, k in ((14336, 4096), (4096, 14336))
+                                                         for m in (16, 1024, 8192)]]
+    for (M, N, K), kind in itertools.product(shapes, ("tensor", "row")):
+        n_sets = _copies(M * K + N * K)
+        sets = []
+        for _ in range(n_sets):
+            (qa, sa), (qw, sw) = (tritonmm.quantize_fp8(torch.randn(M, K, device="cuda"), dim=None if kind == "tensor" else 1),
+                                  tritonmm.quantize_fp8(torch.randn(N, K, device="cuda"), dim=None if kind == "tensor" else 1))
+            sets.append((qa, qw.T, sa, sw.reshape(()) if kind == "tensor" else sw.T))
+        qa, qb, sa, sb = sets[0]
+        err = torch_err = float("nan")
+        if M * N * K <= 2 ** 36:
+            ref = (qa.double() * sa.double()) @ (qb.double() * sb.double())
+            err = _rel(tritonmm.scaled_mm(qa, qb, sa, sb), ref)
+            torch_err = _rel(torch._scaled_mm(qa, qb, sa, sb, out_dtype=torch.bfloat16), ref)
+            del ref
+        cyc_t, cyc_m = itertools.cycle(sets), itertools.cycle(sets)
+        ms = interleaved({"torch": lambda: torch._scaled_mm(*next(cyc_t), out_dtype=torch.bfloat16),
+                          "tritonmm": lambda: tritonmm.scaled_mm(*next(cyc_m))}, rounds)
+        from tritonmm import plan
+        cfg, path = plan.chosen(qa, qb, "native")
+        tf = lambda t: timing.tflops(M, N, K, t)  # noqa: E731
+        rows.append([f"{M}x{N}x{K}", kind, f"{ms['torch']:.4f}", f"{ms['tritonmm']:.4f}", f"{tf(ms['torch']):.0f}",
+                     f"{tf(ms['tritonmm']):.0f}", f"{ms['torch'] / ms['tritonmm']:.2f}", f"{err:.1e}", f"{torch_err:.1e}",
+                     f"{path} {cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} w{cfg.num_warps} "
+                     f"s{cfg.num_stages}"])
+    return tabulate(rows, headers=["shape", "scales", "_scaled_mm ms", "tritonmm ms", "_scaled_mm TFLOP/s",
+                                   "tritonmm TFLOP/s", "speedup", "rel err", "_scaled_mm rel err", "tritonmm config"],
+                    disable_numparse=True)
+
+
+SUITES = {"fp8": fp8_suite, "linear": linear_suite, "model": model_suite, "compile": compile_suite, "host": host_suite}
 
 
 def main(argv=None) -> int:

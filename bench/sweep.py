@@ -115,7 +115,8 @@ def _shape_row(dtype, M, N, K, layout, rounds):
                 torch_graph_us=g["torch"], tritonmm_graph_us=g["tritonmm"], ratio_graph=g["torch"] / g["tritonmm"],
                 torch_eager_us=e["torch"], tritonmm_eager_us=e["tritonmm"], ratio_eager=e["torch"] / e["tritonmm"],
                 config=f"{path} {cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} "
-                       f"w{cfg.num_warps} s{cfg.num_stages}",
+                       f"w{cfg.num_warps} s{cfg.num_stages}"
+                       + (f" split-K {cfg.kwargs['SPLIT_K']}" if cfg.kwargs.get("SPLIT_K", 1) > 1 else ""),
                 rel_err=err)
 
 

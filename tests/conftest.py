@@ -47,6 +47,8 @@ def path(request, monkeypatch):
     import importlib
     module = importlib.import_module("tritonmm.plan")
     monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
+    if request.param == "tma":  # and no product counts as too few tiles for it
+        monkeypatch.setattr(module, "FEW_TILES_PER_SM", 0)
     tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 

@@ -5,7 +5,7 @@
 
 The Triton counterpart of cuda_reference/sanitize.py (a script, not a test module: pytest does
 not collect it). Covers the pointer and the TMA kernel (TMA_MIN_MACS lowered to 0, so small
-aligned products take it on Hopper), every dtype and float32 precision in every layout (TF32
+products take it on Hopper, unaligned ones through staged copies), split-K's two passes, every dtype and float32 precision in every layout (TF32
 stages non-K-major operands through the transpose kernel first), batched products with a
 broadcast operand, and every bias kind with every activation. Shapes are small (the tools
 slow kernels down a hundredfold) but have partial tiles in M, N and K, rows that are not
@@ -25,7 +25,7 @@ from tritonmm.kernels.tiles import ACTIVATIONS, BIAS_KINDS
 from tritonmm.tune import operands
 
 PRECISIONS = [(torch.float16, None, 2e-3), (torch.bfloat16, None, 1e-2),
-              (torch.float32, "ieee", 1e-5), (torch.float32, "tf32", 2e-3)]
+              (torch.float32, "ieee", 1e-5), (torch.float32, "tf32", 2e-3), (torch.float32, "tf32x3", 1e-5)]
 # Odd sizes reach only the pointer kernel; (64, 128, 16) and (136, 72, 40) have 16-byte aligned
 # rows in every dtype, so the TMA kernel takes them, the second with partial tiles everywhere.
 SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (136, 72, 40)]
@@ -67,8 +67,10 @@ def main() -> int:
             wrong += 1
             print(f"WRONG {what}: rel err {err:.1e}", flush=True)
 
-    for tma_min_macs in (float("inf"), 0):  # the pointer path, then TMA wherever operands allow it
+    # The pointer path, then TMA for every product, unaligned ones through staged copies.
+    for tma_min_macs in (float("inf"), 0):
         plan.TMA_MIN_MACS = tma_min_macs
+        plan.FEW_TILES_PER_SM = plan.STAGE_MIN_MACS_PER_BYTE = 0 if tma_min_macs == 0 else 1
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 for layout in ("NN", "NT", "TN", "TT"):
@@ -89,6 +91,16 @@ def main() -> int:
                                                   activation)
                     check(f"epilogue {kind} bias, {activation} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
                           out, ref, 1e-2)
+    plan.TMA_MIN_MACS = float("inf")  # split-K runs on the pointer kernel: 3 slices, the last one short
+    for dtype, precision, bound in PRECISIONS:
+        for M, N, K in SHAPES:
+            a, b = operands(M, N, K, dtype, "NT", "cuda")
+            cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, SPLIT_K=3, num_warps=4, num_stages=2)
+            bias = torch.randn(N, device="cuda").to(dtype)
+            out = tritonmm.linear(a, b.T, bias, "silu", config=cfg, input_precision=precision)
+            paths["pointer split-K"] += 1
+            ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
+            check(f"split-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
     for dtype, precision, bound in PRECISIONS:  # batched products run on the pointer kernel only
         for a_batch, b_batch in BATCHES:
             a = torch.randn(*a_batch, 33, 31, device="cuda").to(dtype)

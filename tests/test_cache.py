@@ -94,7 +94,7 @@ def test_malformed_entries_are_skipped_and_good_ones_served():
         "no tile": {"num_warps": 4, "num_stages": 3},
         "no num_warps": {"tile": GOOD["tile"], "num_stages": 3},
         "string tile value": {**GOOD, "tile": {**GOOD["tile"], "BLOCK_M": "64"}},
-        "unknown tile param": {**GOOD, "tile": {**GOOD["tile"], "SPLIT_K": 2}},
+        "unknown tile param": {**GOOD, "tile": {**GOOD["tile"], "BLOCK_Q": 2}},
         "not an object": 42,
     }
     path = cache.cache_file()

@@ -10,7 +10,7 @@ from tritonmm.tune import operands
 
 
 def key(a, b, out, bias=None, precision="native", activation="none"):
-    return plan._launch_key(a, b, out, bias, precision, activation)
+    return plan.launch_key(a, b, out, bias, activation, precision)
 
 
 def test_keys_tell_specializations_apart(device):

@@ -140,6 +140,7 @@ def test_compile_tma_sized_products_run_the_planner(dynamic, device, monkeypatch
     tritonmm::eager_product operator, and the graph computes it right, gradients included."""
     from tritonmm import plan
     monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
+    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
     ran = []
     real = plan.product
     monkeypatch.setattr(plan, "product", lambda a, b, **kw: ran.append(plan.validation.traced(a)) or real(a, b, **kw))

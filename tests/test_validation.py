@@ -96,7 +96,7 @@ def test_bad_config(config, exc, words, device):
 
 
 def test_bad_precision(device):
-    with pytest.raises(ValueError, match="input_precision must be None, 'ieee' or 'tf32'"):
+    with pytest.raises(ValueError, match="input_precision must be None, 'ieee', 'tf32' or 'tf32x3'"):
         tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5), input_precision="fp8")
 
 

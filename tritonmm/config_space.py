@@ -9,7 +9,7 @@ smaller K steps and fewer stages win.
 import triton
 import torch
 
-TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
+TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
@@ -25,6 +25,19 @@ _SPACES = {
         (128, 256, 32, 3, 8), (128, 256, 32, 3, 8, 4), (256, 128, 32, 3, 8), (128, 128, 64, 3, 8),
         (128, 128, 32, 5, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 64, 4, 4),
     ],
+    # Three TF32 products per K step (tl.dot's "tf32x3": the operands' high parts and remainders),
+    # so the accumulator and the split operands take more registers than TF32: BLOCK_K 32 and
+    # 3-4 stages, as TF32's space, with the 64-wide K tile and 256-row tiles for the tuner to try.
+    "tf32x3": [
+        (128, 256, 32, 3, 8), (256, 128, 32, 3, 8), (128, 128, 32, 4, 8), (128, 128, 32, 3, 4),
+        (128, 128, 64, 3, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4),
+    ],
+    # FP8 (scaled_mm): 1-byte operands, so K tiles of 128 for the same bytes per step as 16-bit
+    # ones of 64; wgmma takes FP8 from shared memory K-major (plan.py stages B so).
+    "fp8": [
+        (128, 256, 128, 3, 8), (128, 256, 128, 4, 8), (128, 256, 128, 3, 8, 4), (256, 128, 128, 3, 8),
+        (128, 128, 128, 4, 8), (128, 128, 128, 4, 4), (64, 128, 128, 4, 4), (64, 64, 128, 4, 4),
+    ],
     "ieee": [
         (128, 128, 16, 3, 8), (128, 128, 32, 3, 8), (128, 128, 32, 2, 8), (128, 64, 32, 3, 4), (64, 128, 32, 3, 4),
         (64, 64, 32, 3, 4), (128, 256, 16, 2, 8),
@@ -36,12 +49,26 @@ def family(dtype: torch.dtype, precision: str) -> str:
     """The config space a (dtype, precision) pair tunes over."""
     if dtype in (torch.float16, torch.bfloat16):
         return "16bit"
-    return precision  # float32: "tf32" or "ieee"
+    if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        return "fp8"
+    return precision  # float32: "tf32", "tf32x3" or "ieee"
 
 
-def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8) -> triton.Config:
-    return triton.Config(dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M),
-                         num_warps=num_warps, num_stages=num_stages)
+def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1) -> triton.Config:
+    """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1."""
+    tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
+    if SPLIT_K != 1:
+        tile["SPLIT_K"] = SPLIT_K
+    return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
+
+
+def split_k(cfg: triton.Config) -> int:
+    return cfg.kwargs.get("SPLIT_K", 1)
+
+
+def without_split(cfg: triton.Config) -> dict:
+    """The config's kernel parameters for one launch of a kernel that takes no SPLIT_K."""
+    return {k: v for k, v in cfg.kwargs.items() if k != "SPLIT_K"}
 
 
 def plain(cfg: triton.Config) -> triton.Config:
@@ -51,7 +78,7 @@ def plain(cfg: triton.Config) -> triton.Config:
 
 
 def space(family_name: str) -> list:
-    """The configs of one family ('16bit', 'tf32' or 'ieee')."""
+    """The configs of one family ('16bit', 'fp8', 'tf32', 'tf32x3' or 'ieee')."""
     return [make_config(*t) for t in _SPACES[family_name]]
 
 
@@ -60,12 +87,13 @@ def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32") -
     return space(family(dtype, input_precision))
 
 
-def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False) -> int:
+def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False, out_bytes=None) -> int:
     """Shared memory a config needs: num_stages A and B tiles, the half C tile a TMA store
     stages, a whole tile's layout conversion for a matrix bias (kernels/tiles.py), and 1 KiB
-    for barriers and alignment."""
+    for barriers and alignment. ``out_bytes``: C's element size where it is not the operands'
+    (FP8 products)."""
     k = cfg.kwargs
-    tile = k["BLOCK_M"] * k["BLOCK_N"] * elem_bytes
+    tile = k["BLOCK_M"] * k["BLOCK_N"] * (out_bytes or elem_bytes)
     operands = cfg.num_stages * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * elem_bytes
     return operands + (tile // 2 if tma else 0) + (tile if matrix_bias else 0) + 1024
 
@@ -76,11 +104,11 @@ def bucket(n: int) -> int:
     return 1 << max(4, (n - 1).bit_length())
 
 
-def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False):
+def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):
     """Drop configs that cannot fit in shared memory, and those whose blocks are far
     larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a
     smaller block of the space would do. Returns (kept, reasons for each dropped)."""
-    fits = [c for c in cfgs if smem_bytes(c, elem_bytes, tma, matrix_bias) <= smem_limit]
+    fits = [c for c in cfgs if smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes) <= smem_limit]
     dropped = {"shared memory": len(cfgs) - len(fits)}
     kept = fits
     for dim, size in (("BLOCK_M", M), ("BLOCK_N", N), ("BLOCK_K", K)):
@@ -97,11 +125,48 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False):
 POINTER_MAX_TILE = 64 * 128
 
 
-def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False) -> triton.Config:
+# Split-K (kernels/gemm.py, pointer path): a product with fewer tiles than SMs leaves SMs idle,
+# and decode products (M of 1-64 against a 4096-wide weight: 64 tiles of 64x64 for 132 SMs) are
+# bound by how much of the weight is in flight. Slices of K give every SM a program. Each slice
+# keeps at least MIN_SPLIT_STEPS K steps, so the pipeline (4 stages) has something to overlap,
+# and at most MAX_SPLIT_K slices: the fp32 workspace and the second pass grow with the count.
+MAX_SPLIT_K = 16
+MIN_SPLIT_STEPS = 4
+
+
+def split_for(tiles: int, k_steps: int, num_sms: int) -> int:
+    """The fewest slices of K (a power of two) that give every SM a program; 1 when the tiles
+    already do, or when K is too short to split."""
+    split = 1
+    while tiles * split < num_sms and split < MAX_SPLIT_K and k_steps // (2 * split) >= MIN_SPLIT_STEPS:
+        split *= 2
+    return split
+
+
+def with_split_k(cfgs, M, N, K, num_sms) -> list:
+    """cfgs, each followed by its split-K variants where they apply: split_for's count and twice
+    that (a decode product is bound by bytes in flight, which more slices raise)."""
+    out = []
+    for c in cfgs:
+        out.append(c)
+        k = c.kwargs
+        tiles = triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"])
+        k_steps = triton.cdiv(K, k["BLOCK_K"])
+        split = split_for(tiles, k_steps, num_sms)
+        if split > 1:
+            for s in (split, 2 * split):
+                if s <= MAX_SPLIT_K and k_steps // s >= MIN_SPLIT_STEPS:
+                    out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=s)))
+    return out
+
+
+def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
+              can_split=False, out_bytes=None) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
     compiled graphs: among the configs that fit, the largest tile that still gives every SM a
-    tile (on the pointer kernel, at most POINTER_MAX_TILE elements)."""
-    kept, _ = prune(configs(dtype, precision), M, N, K, elem_bytes, smem_limit, tma, matrix_bias)
+    tile (on the pointer kernel, at most POINTER_MAX_TILE elements), split over K where the
+    tiles cannot fill the SMs and ``can_split``."""
+    kept, _ = prune(configs(dtype, precision), M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE] or kept
     kept = kept or configs(dtype, precision)[-1:]
 
@@ -110,16 +175,22 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
         tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
         return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
 
-    return max(kept, key=score)
+    best = max(kept, key=score)
+    k = best.kwargs
+    split = split_for(triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"]), triton.cdiv(K, k["BLOCK_K"]),
+                      num_sms) if can_split else 1
+    return best if split == 1 else make_config(num_warps=best.num_warps, num_stages=best.num_stages,
+                                               **dict(k, SPLIT_K=split))
 
 
 def as_list(cfg: triton.Config) -> list:
-    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages."""
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K."""
     k = cfg.kwargs
-    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages]
+    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg)]
 
 
 def from_list(values) -> triton.Config:
-    """The inverse of as_list."""
-    bm, bn, bk, group_m, warps, stages = values
-    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m)
+    """The inverse of as_list (a list of six, from before SPLIT_K, means one slice)."""
+    bm, bn, bk, group_m, warps, stages, *split = values
+    split = split[0] if split else 1
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split)

@@ -17,7 +17,8 @@ class DeviceFacts(NamedTuple):
     name: str
     num_sms: int
     smem_bytes: int
-    tma: bool
+    tma: bool  # Hopper's tensor memory accelerator (sm_90+)
+    fp8: bool = False  # FP8 tensor cores (sm_89+)
 
 
 def index(device: torch.device) -> int:
@@ -28,11 +29,12 @@ def index(device: torch.device) -> int:
 @functools.lru_cache(maxsize=None)
 def _facts(device_type: str, idx: int) -> DeviceFacts:
     if device_type == "cpu":  # the interpreter: H100-like limits, few "SMs" to keep it quick
-        return DeviceFacts("cpu-interpreter", 4, 232448, True)
+        return DeviceFacts("cpu-interpreter", 4, 232448, True, True)
     import triton
     props = torch.cuda.get_device_properties(idx)
     smem = triton.runtime.driver.active.utils.get_device_properties(idx)["max_shared_mem"]
-    return DeviceFacts(props.name, props.multi_processor_count, smem, props.major >= 9)
+    return DeviceFacts(props.name, props.multi_processor_count, smem, props.major >= 9,
+                       (props.major, props.minor) >= (8, 9))
 
 
 def facts(device: torch.device) -> DeviceFacts:

@@ -70,6 +70,20 @@ def _(a, b, bias, activation, precision, config=None):
     return a.new_empty((a.shape[0], b.shape[1]))
 
 
+@torch.library.custom_op("tritonmm::scaled_mm", mutates_args=())
+def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+              bias: Optional[torch.Tensor], out_dtype: torch.dtype) -> torch.Tensor:
+    """ops.scaled_mm inside a compiled graph: opaque, run by the planner when the graph runs (FP8
+    products take the TMA kernel, which does not trace; plan.product says why). No gradient:
+    FP8 products are for inference, as torch._scaled_mm's."""
+    return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
+
+
+@scaled_mm.register_fake
+def _(a, b, scale_a, scale_b, bias, out_dtype):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
+
+
 def _setup_product(ctx, inputs, output):
     a, b, precision, _ = inputs
     ctx.save_for_backward(a, b)

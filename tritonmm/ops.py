@@ -3,7 +3,10 @@
 Each function checks its arguments, resolves the float32 precision as torch would, and then
 either calls plan.product directly (plain eager calls: no dispatcher cost) or, when
 torch.compile is tracing or autograd needs a graph, the torch.library operators of
-library.py, which carry the fake implementations and the gradient formulas.
+library.py, which carry the fake implementations and the gradient formulas. An eager call
+whose every checked fact (types, shapes, strides, dtypes, devices, alignment, epilogue,
+precision) equals an earlier call's is launched before the checks, from plan's launch cache:
+the checks are a function of those facts, and that earlier call passed them.
 """
 import math
 
@@ -13,13 +16,21 @@ from . import config_space, library, plan, validation  # noqa: F401  (library re
 
 
 def _records_grad(*tensors) -> bool:
-    """Whether autograd records a gradient for this call (None stands for an absent bias)."""
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    """Whether autograd records a gradient for this call (None stands for an absent bias; a
+    non-tensor records nothing, and the checks refuse it)."""
+    return torch.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in tensors)
 
 
 def _needs_op(*tensors) -> bool:
     """Compiling, or a gradient to record: go through the registered operator."""
     return torch.compiler.is_compiling() or _records_grad(*tensors)
+
+
+def _relaunched(a, b, out, config, input_precision, bias=None, activation="none", matrices=False):
+    """A plain eager call of a product seen before, launched from plan's cache; None otherwise."""
+    if config is not None or _needs_op(a, b, bias):
+        return None
+    return plan.relaunch(a, b, out, bias, activation, input_precision, matrices)
 
 
 def _common(dtype, config, input_precision):
@@ -38,16 +49,32 @@ def _no_grad_out(out, *tensors):
                          "or under torch.no_grad()")
 
 
+def set_float32_precision(precision):
+    """Sets the precision of float32 products that name none, process-wide, and returns the
+    previous setting. None (the default) follows torch.mm's setting
+    (torch.backends.cuda.matmul.fp32_precision, or the older allow_tf32 /
+    set_float32_matmul_precision). "tf32x3" gives float32 accuracy on tensor cores: each
+    operand is split into a TF32 high part and a TF32 remainder, and three tensor-core
+    products are summed (README: where it is not IEEE). "ieee" and "tf32" as for torch."""
+    previous = plan._float32["precision"]
+    plan._float32["precision"] = validation.check_precision(precision)
+    return previous
+
+
 def mm(a, b, *, out=None, config=None, input_precision=None):
     """C = a @ b for 2-D float16, bfloat16 or float32 tensors, exactly like torch.mm(a, b, out=out).
 
     Accumulates in fp32 and returns the inputs' dtype. float32 runs on TF32 tensor cores
     exactly when torch.mm would (torch.backends.cuda.matmul.fp32_precision, or the older
-    allow_tf32 / set_float32_matmul_precision); ``input_precision="ieee"`` or ``"tf32"``
-    overrides. ``config`` pins a tile config (a dict such as ``{"BLOCK_M": 128, "BLOCK_N":
+    allow_tf32 / set_float32_matmul_precision), unless set_float32_precision chose otherwise;
+    ``input_precision="ieee"``, ``"tf32"`` or ``"tf32x3"`` (float32 accuracy from three TF32
+    tensor-core products) overrides. ``config`` pins a tile config (a dict such as ``{"BLOCK_M": 128, "BLOCK_N":
     128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}`` or a triton.Config) and skips
     tuning; otherwise the config comes from the tuning cache, tuning, or a heuristic.
     """
+    c = _relaunched(a, b, out, config, input_precision, matrices=True)
+    if c is not None:
+        return c
     validation.check_mm_args(a, b, out)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
@@ -76,6 +103,9 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     and every product of the batch runs in one launch, a broadcast operand read through a
     batch stride of 0. ``out``, ``config`` and ``input_precision`` as for mm.
     """
+    c = _relaunched(a, b, out, config, input_precision)
+    if c is not None:
+        return c
     validation.check_matmul_args(a, b)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
@@ -110,6 +140,11 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     Under autograd the product runs with its bias fused and the activation in torch, so
     the backward pass reuses the saved pre-activation instead of recomputing the product.
     """
+    if isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1:
+        y = _relaunched(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, config, input_precision,
+                        bias, "none" if activation is None else activation, matrices=True)
+        if y is not None:
+            return y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)
     precision, pinned = _common(x.dtype, config, input_precision)
     x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
@@ -121,3 +156,55 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     else:
         y = plan.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned)
     return y.view((*x.shape[:-1], weight.shape[0]))
+
+
+def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16):
+    """C = (a * scale_a) @ (b * scale_b) + bias for FP8 matrices, in out_dtype: the product of
+    ``torch._scaled_mm``, for any layout of a and b (row- or column-major, transposed views).
+
+    a (M, K) and b (K, N) are torch.float8_e4m3fn or torch.float8_e5m2. Scales are float32:
+    one value for the operand (shape () or (1,)), or one per row of a, (M, 1), and one per
+    column of b, (1, N); a and b choose independently. They multiply the fp32 accumulator, and
+    the bias ((N,), any float dtype) is added after them, before the one cast to out_dtype
+    (torch.bfloat16, torch.float16 or torch.float32). Needs FP8 tensor cores (compute
+    capability 8.9+). quantize_fp8 makes a, b and their scales from float tensors.
+    """
+    scales = (scale_a, scale_b)
+    if not torch.compiler.is_compiling():
+        c = plan.relaunch(a, b, None, bias, "none", None, True, scales, out_dtype)
+        if c is not None:
+            return c
+    validation.check_scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype)
+    # The kernels read a vector scale with unit stride.
+    scale_a, scale_b = scale_a.contiguous(), scale_b.contiguous()
+    if torch.compiler.is_compiling():
+        return torch.ops.tritonmm.scaled_mm(a, b, scale_a, scale_b, bias, out_dtype)
+    return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
+
+
+def quantize_fp8(x, dtype=torch.float8_e4m3fn, *, dim=None):
+    """(q, scale) with x ~ q * scale: x quantized to FP8 with an amax-based scale, saturating.
+
+    ``dim=None``: one scale for the tensor (shape ()); otherwise one per slice along ``dim``,
+    kept as a size-1 dimension: dim=1 gives a (M, K) activation a scale per row, (M, 1), and
+    dim=0 gives a (K, N) weight a scale per column, (1, N), the shapes scaled_mm takes. The
+    scale maps each slice's largest magnitude to the FP8 type's largest finite value; values
+    are divided by it, clamped to that range and rounded to nearest. x must be finite. Two
+    lines from float tensors to the FP8 product::
+
+        (qa, sa), (qb, sb) = tritonmm.quantize_fp8(x, dim=1), tritonmm.quantize_fp8(w.T, dim=0)
+        y = tritonmm.scaled_mm(qa, qb, sa, sb, out_dtype=x.dtype)
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in validation.SUPPORTED_DTYPES:
+        raise TypeError(f"x has dtype {x.dtype}; quantize_fp8 takes torch.float16, torch.bfloat16 or torch.float32")
+    if dtype not in validation.FP8_DTYPES:
+        raise TypeError(f"dtype must be torch.float8_e4m3fn or torch.float8_e5m2, got {dtype}")
+    if dim is not None and not -x.dim() <= dim < x.dim():
+        raise ValueError(f"dim={dim} is out of range for a {x.dim()}-D tensor; pass None for one scale")
+    largest = torch.finfo(dtype).max
+    magnitude = x.abs().amax() if dim is None else x.abs().amax(dim=dim, keepdim=True)
+    # An all-zero slice gets the smallest normal scale: any positive scale quantizes it exactly.
+    scale = (magnitude.float() / largest).clamp(min=torch.finfo(torch.float32).tiny)
+    return (x.float() / scale).clamp(-largest, largest).to(dtype), scale

@@ -16,9 +16,12 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from typing import NamedTuple
+
 from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
+from .kernels.split_k import split_k_reduce_kernel
 from .kernels.transpose import transpose_kernel
 
 
@@ -35,13 +38,28 @@ def torch_uses_tf32() -> bool:
         return torch.get_float32_matmul_precision() != "highest"
 
 
+# tritonmm.set_float32_precision's choice for float32 products that name no precision; None
+# follows torch.mm's own setting.
+_float32 = {"precision": None}
+
+
+@torch.compiler.assume_constant_result  # read once when torch.compile traces, like torch's flag
+def float32_default() -> str:
+    """The precision of a float32 product that names none: the process-wide choice, else torch.mm's."""
+    chosen = _float32["precision"]
+    if chosen is not None:
+        return chosen
+    return "tf32" if torch_uses_tf32() else "ieee"
+
+
 def resolve_precision(dtype: torch.dtype, input_precision) -> str:
-    """'native' for 16-bit inputs; for float32, 'tf32' or 'ieee', as asked or as torch.mm would."""
+    """'native' for 16-bit inputs; for float32, 'ieee', 'tf32' or 'tf32x3': as asked, else the
+    process-wide default (float32_default)."""
     if dtype != torch.float32:
         return "native"
     if input_precision is not None:
         return input_precision
-    return "tf32" if torch_uses_tf32() else "ieee"
+    return float32_default()
 
 
 # Products of at least this many multiply-adds take the TMA kernel when their operands allow.
@@ -52,6 +70,15 @@ def resolve_precision(dtype: torch.dtype, input_precision) -> str:
 # kernel for x @ W.T and for K not a multiple of 64 (3000x3008x3000: 339 vs 54 TFLOP/s), and
 # 0.98-1.16x for the other aligned row-major cases, with outliers re-checked by the sweep.
 TMA_MIN_MACS = 2 ** 31
+
+# Operands TMA cannot read (rows not 16-byte aligned: a bf16 row of 3001 elements) are copied
+# into aligned buffers when the product does at least this many multiply-adds per byte the
+# copies move (read and write of each staged operand, and of C when it is staged), as torch's
+# pad_mm decides: only compute-bound products pay back the copies. From rates measured on the
+# H100 (session 3): the pointer kernel on unaligned rows ~110 TFLOP/s (3000x3001x2999), the
+# TMA kernel ~600, a copy ~2.5 TB/s. Staging wins when bytes / 2.5e12 < 2 * MACs * (1/110e12 -
+# 1/600e12), about MACs >= 27 * bytes; 40 leaves a margin for the extra launches.
+STAGE_MIN_MACS_PER_BYTE = 40
 
 
 def _tma_source(t: torch.Tensor):
@@ -67,9 +94,52 @@ def _tma_source(t: torch.Tensor):
     return None
 
 
+# Products with at most this many 64x64 output tiles per SM take the pointer kernel, where
+# split-K spreads them over the GPU (decode: M of 1-64 against a 4096-wide weight has 64 tiles
+# for 132 SMs). The sweep's thin products with 128 tiles (M = 128, or N = 64 with M = 8192)
+# ran at 0.98-1.01x cuBLAS on the TMA kernel (session 3), so they stay there.
+FEW_TILES_PER_SM = 0.5
+
+
+def _few_tiles(facts, M, N) -> bool:
+    return triton.cdiv(M, 64) * triton.cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
+
+
+def tma_path(facts, M, N, K, staged_bytes: int) -> bool:
+    """The kernel path rule, in one place: the TMA kernel for large products on Hopper whose
+    tiles fill the GPU, staging operands TMA cannot read (``staged_bytes`` is what staging
+    them would move, 0 when none needs it) when the product is compute-bound enough to pay."""
+    macs = M * N * K
+    return (facts.tma and macs >= TMA_MIN_MACS and not _few_tiles(facts, M, N)
+            and macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes)
+
+
+def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
+    """A (rows, cols) row-major view of a new buffer whose rows start 16 bytes apart (TMA's rule)."""
+    per = 16 // like.element_size()
+    return torch.empty((rows, triton.cdiv(cols, per) * per), dtype=like.dtype, device=like.device)[:, :cols]
+
+
+def _aligned_copy(t: torch.Tensor) -> torch.Tensor:
+    """t copied into a buffer TMA can read, in t's own orientation (a transposed view stays one,
+    so the copy is a plain strided copy, not a transpose)."""
+    if t.stride(0) == 1 and t.stride(1) != 1:
+        return _aligned_empty(t.shape[1], t.shape[0], t).T.copy_(t)
+    return _aligned_empty(*t.shape, t).copy_(t)
+
+
 def _layout(t: torch.Tensor) -> str:
     """N: rows contiguous; T: a transposed view; S: strided both ways (of the last two dims)."""
     return "N" if t.stride(-1) == 1 else "T" if t.stride(-2) == 1 else "S"
+
+
+FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def scale_kind(scale, vector: str) -> str:
+    """How an FP8 operand's scale applies (kernels.tiles.SCALE_KINDS): one value, or a vector
+    ("row" for A's (M, 1), "column" for B's (1, N)); "none" without one."""
+    return "none" if scale is None else "tensor" if scale.numel() == 1 else vector
 
 
 def bias_kind(bias, M, N) -> str:
@@ -103,19 +173,19 @@ def launcher(kernel, traced: bool):
 
 
 def transpose(x: torch.Tensor, traced: bool = False) -> torch.Tensor:
-    """x.T as a new contiguous tensor, through transpose_kernel: 2.7-2.9 TB/s on an H100
-    against 0.95 TB/s for torch's x.T.contiguous() (notes/NOTES.md)."""
+    """x.T as a new row-major tensor with 16-byte aligned rows, through transpose_kernel:
+    2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous() (notes/NOTES.md)."""
     R, C = x.shape
-    y = torch.empty((C, R), dtype=x.dtype, device=x.device)
+    y = _aligned_empty(C, R, x)
     if y.numel():
         grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
         with device.on_device(x.device):
-            launcher(transpose_kernel, traced)[grid](x, y, R, C, x.stride(0), x.stride(1), BLOCK=64)
+            launcher(transpose_kernel, traced)[grid](x, y, R, C, x.stride(0), x.stride(1), y.stride(0), BLOCK=64)
     return y
 
 
 def _k_major(a: torch.Tensor, b: torch.Tensor, traced: bool):
-    """TF32 operands with K contiguous. wgmma reads 32-bit operands from shared memory only
+    """TF32 (and tf32x3) operands with K contiguous. wgmma reads 32-bit operands from shared memory only
     K-major; Triton otherwise stages a row-major B through registers every K step. Measured
     on an H100 at 4096^3 (notes/NOTES.md): 99 TFLOP/s as it is, 364 for the kernel on a
     K-major copy, which costs one read and one write of the operand (0.05 ms)."""
@@ -127,10 +197,12 @@ def _k_major(a: torch.Tensor, b: torch.Tensor, traced: bool):
 
 
 class Product:
-    """One launch: act(A @ B + bias) into C, for 2-D operands or a batch of 3-D ones.
-    Holds its kernel path, arguments and grid, ready to run under any config."""
+    """One product: act(A @ B + bias) into C, for 2-D operands or a batch of 3-D ones. Holds its
+    kernel path, arguments and grid, ready to run under any config: the TMA kernel (operands
+    staged into aligned buffers where needed), or the pointer kernel, split over K where the
+    config says so."""
 
-    def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none"):
+    def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None)):
         self.traced = validation.traced(a)
         self.batched = a.dim() == 3
         self.Z = a.shape[0] if self.batched else 1
@@ -139,61 +211,126 @@ class Product:
         self.dtype, self.precision, self.device = a.dtype, precision, a.device
         self.facts = device.facts(a.device)
         self.layout = _layout(a) + _layout(b) + ("b" if self.batched else "")
+        self.scales = scales  # FP8 products' (scale_a, scale_b), or (None, None)
         self.constants = dict(
             BIAS=bias_kind(bias, self.M, self.N), ACTIVATION=activation,
-            INPUT_PRECISION="ieee" if precision == "ieee" else "tf32",
-            UPCAST=a.dtype == torch.bfloat16 and validation.interpreting(),
+            SCALE_A=scale_kind(scales[0], "row"), SCALE_B=scale_kind(scales[1], "column"),
+            # tl.dot's input_precision; 16-bit products ignore it.
+            INPUT_PRECISION=precision if precision in ("ieee", "tf32x3") else "tf32",
+            UPCAST=a.dtype in (torch.bfloat16, *FP8_DTYPES) and validation.interpreting(),
         )
+        self.bias, self.out = bias, c
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
-        bias_args = (bias, *bias.expand(self.M, self.N).stride()) if bias is not None else (None, 0, 0)
-        if self.facts.tma and precision == "tf32" and not self.batched:
+        self.bias_strides = bias.expand(self.M, self.N).stride() if bias is not None else (0, 0)
+        self.staged = False  # whether operands were copied for this call (then it is not relaunched)
+        if self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in FP8_DTYPES) and not self.batched:
             staged_a, staged_b = _k_major(a, b, self.traced)
-            self.staged = staged_a is not a or staged_b is not b  # a copy, made per call
+            self.staged = staged_a is not a or staged_b is not b
             a, b = staged_a, staged_b
-        else:
-            self.staged = False
-        sources = [_tma_source(t) for t in (a, b, c)] if self._tma_ok() else [None]
-        if all(s is not None for s in sources) and not sources[2][1]:
-            (a_src, a_t), (b_src, b_t), (c_src, _) = sources
-            self.path, self.kernel = "tma", gemm_tma_kernel
-            # Placeholder blocks; fit_descriptors sets each config's tile before launch.
-            descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a_src, b_src, c_src)]
-            self.args = (*descs, bias_args[0], self.M, self.N, self.K, *bias_args[1:])
-            self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms)
-        else:
-            self.path, self.kernel = "pointer", gemm_kernel
+        self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
+        self.path, self.kernel = "pointer", gemm_kernel
+        if self._tma_candidate():
+            self._try_tma()
+        if self.path == "pointer":
+            self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
             a3, b3, c3 = (t if self.batched else t.unsqueeze(0) for t in (a, b, c))
-            self.args = (a3, b3, c3, bias_args[0], self.M, self.N, self.K,
-                         *a3.stride(), *b3.stride(), *c3.stride(), *bias_args[1:])
+            self.args = (a3, b3, c3, bias, *scales, self.M, self.N, self.K,
+                         *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
-    def _tma_ok(self) -> bool:
-        """TMA serves large unbatched products of real tensors on Hopper."""
-        return (self.facts.tma and not self.batched and not self.traced
-                and self.M * self.N * self.K >= TMA_MIN_MACS)
+    def _tma_candidate(self) -> bool:
+        """TMA serves unbatched products of real tensors on Hopper (the size rule: tma_path)."""
+        return self.facts.tma and not self.batched and not self.traced
 
-    def grid(self, meta):
+    def _try_tma(self):
+        """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
+        aligned copy (the caller's tensors are only read), C into an aligned buffer copied into
+        out after the kernel. Staged buffers live for the call: memory of up to A, B and C again."""
+        a, b, c = self.a, self.b, self.c
+        sources = [_tma_source(t) for t in (a, b)]
+        c_ok = _tma_source(c) is not None and c.stride(1) == 1  # TMA stores row-major C only
+        staged_bytes = sum(2 * t.numel() * t.element_size()
+                           for t, ok in ((a, sources[0]), (b, sources[1]), (c, c_ok)) if not ok)
+        if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes):
+            return
+        if sources[0] is None:
+            a = _aligned_copy(a)
+        if sources[1] is None:
+            b = _aligned_copy(b)
+        if not c_ok:
+            c = _aligned_empty(self.M, self.N, c)
+        if staged_bytes:
+            self.staged = True
+            self.a, self.b, self.c = a, b, c
+        (a_src, a_t), (b_src, b_t), (c_src, _) = (_tma_source(t) for t in (a, b, c))
+        self.path, self.kernel = "tma", gemm_tma_kernel
+        # Placeholder blocks; fit_descriptors sets each config's tile before launch.
+        descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a_src, b_src, c_src)]
+        self.args = (*descs, self.bias, *self.scales, self.M, self.N, self.K, *self.bias_strides)
+        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms)
+
+    @property
+    def can_split(self) -> bool:
+        """Split-K runs on the pointer kernel, for unbatched products, outside tracing (a
+        compiled graph keeps one launch per product)."""
+        return self.path == "pointer" and not self.batched and not self.traced
+
+    def split(self, cfg: triton.Config) -> int:
+        """Slices of K this config runs with here (a SPLIT_K pinned where it cannot apply is 1)."""
+        return config_space.split_k(cfg) if self.can_split else 1
+
+    def grid(self, meta, split: int = 1):
         tiles = triton.cdiv(self.M, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
-        return (min(tiles, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles,)
+        return (min(tiles, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
-    def named_args(self, cfg: triton.Config) -> dict:
-        names = self.kernel.arg_names[:len(self.args)]
-        return {**dict(zip(names, self.args)), **self.constants, **cfg.kwargs}
+    def steps(self, cfg: triton.Config) -> list:
+        """The launches of this product under cfg: (kernel, grid, args, constants), in order."""
+        split = self.split(cfg)
+        tile = config_space.without_split(cfg)
+        if split == 1:
+            return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile))]
+        # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
+        # with the epilogue. The workspace is (split, M, N) fp32: split-K serves products of few
+        # tiles only (M*N at most num_sms/2 tiles of 64x64 under the tuner's rule).
+        a3, b3 = self.args[0], self.args[1]
+        ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
+        first = (gemm_kernel, self.grid(tile, split),
+                 (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
+                 dict(self.constants, **tile, BIAS="none", ACTIVATION="none", SCALE_A="none", SCALE_B="none",
+                      SPLIT_K=split))
+        second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
+                  (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),
+                  dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128,
+                       **{k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}))
+        return [first, second]
 
-    def run(self, cfg: triton.Config):
-        """Launches under ``cfg``; returns Triton's compiled kernel (None in the interpreter)."""
-        if self.path == "tma":
-            fit_descriptors(self.named_args(cfg))
-        return launcher(self.kernel, self.traced)[self.grid(cfg.kwargs)](
-            *self.args, **self.constants, **cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    def run(self, cfg: triton.Config) -> list:
+        """Launches under ``cfg``, then copies a staged C into out; returns Triton's compiled
+        kernel of each launch (None in the interpreter)."""
+        kernels = []
+        for kernel, grid, args, constants in self.steps(cfg):
+            if kernel is gemm_tma_kernel:
+                fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
+            warps = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if kernel is not split_k_reduce_kernel \
+                else dict(num_warps=4)
+            kernels.append(launcher(kernel, self.traced)[grid](*args, **constants, **warps))
+        if self.c is not self.out:
+            self.out.copy_(self.c)
+        return kernels
 
-    def compiled(self, kernel, cfg: triton.Config):
-        """What fast_launch needs to relaunch ``kernel`` for this product's key, or None where a
-        call must re-plan: operands staged by a copy (TF32), and tracing or graph capture."""
-        if kernel is None or self.staged or not self.can_benchmark:
+    def compiled(self, kernels, cfg: triton.Config):
+        """What fast_launch needs to relaunch this product's launches, or None where a call must
+        re-plan: operands staged by a copy, and tracing or graph capture."""
+        if None in kernels or self.staged or not self.can_benchmark:
             return None
-        named = self.named_args(cfg)
-        return fast_launch.Compiled(kernel, self.grid(cfg.kwargs), tuple(named[n] for n in self.kernel.arg_names[4:]),
-                                    self.args[:3] if self.path == "tma" else None)
+        launches = []
+        for compiled, (kernel, grid, args, constants) in zip(kernels, self.steps(cfg)):
+            named = {**dict(zip(kernel.arg_names, args)), **constants}
+            # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
+            tensors = 5 if kernel is split_k_reduce_kernel else 6
+            descriptors = args[:3] if kernel is gemm_tma_kernel else None
+            launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
+                                                 descriptors))
+        return launches
 
     @property
     def can_benchmark(self) -> bool:
@@ -202,13 +339,21 @@ class Product:
 
     def prune(self, cfgs):
         return config_space.prune(cfgs, _hint(self.M), _hint(self.N), _hint(self.K), self.dtype.itemsize,
-                                  self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix")
+                                  self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
+                                  self.out.element_size())
+
+    def candidates(self) -> list:
+        """The configs tuning times: the family's space, pruned, with split-K variants where they apply."""
+        kept, _ = self.prune(config_space.configs(self.dtype, self.precision))
+        if not self.can_split:
+            return kept
+        return config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
 
     def heuristic(self) -> triton.Config:
         return config_space.heuristic(_hint(self.M), _hint(self.N), _hint(self.K), self.dtype, self.precision,
                                       max(1, self.facts.num_sms // _hint(self.Z)),
                                       self.dtype.itemsize, self.facts.smem_bytes, self.path == "tma",
-                                      self.constants["BIAS"] == "matrix")
+                                      self.constants["BIAS"] == "matrix", self.can_split, self.out.element_size())
 
     @property
     def tuning_key(self) -> tuple:
@@ -224,16 +369,22 @@ class Product:
 
     @property
     def epilogue(self) -> str:
-        """'' for a plain product, else '+bias kind+activation': the epilogue's registers and shared
-        memory move the best config, and can make one that fits without it too large."""
+        """'' for a plain product, else '+bias kind+activation' (and FP8's scale kinds and output
+        dtype): the epilogue's registers and shared memory move the best config, and can make one
+        that fits without it too large."""
         bias, act = self.constants["BIAS"], self.constants["ACTIVATION"]
-        return "" if bias == act == "none" else f"+{bias}+{act}"
+        plain = "" if bias == act == "none" else f"+{bias}+{act}"
+        if self.dtype not in FP8_DTYPES:
+            return plain
+        return f"{plain}+scale-{self.constants['SCALE_A']}-{self.constants['SCALE_B']}+{str(self.out.dtype)[6:]}"
 
 
-def product(a, b, *, precision: str, bias=None, activation: str = "none", out=None, config=None):
-    """act(a @ b + bias) into out (allocated when None) and returned. a is (M, K) and b (K, N),
-    or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch (a batch stride of 0
-    broadcasts an operand). Arguments are assumed checked (validation.py)."""
+def product(a, b, *, precision: str, bias=None, activation: str = "none", out=None, config=None,
+            scales=(None, None), out_dtype=None):
+    """act(a @ b + bias) into out (allocated when None, of out_dtype or a's dtype) and returned.
+    a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch
+    (a batch stride of 0 broadcasts an operand). FP8 operands come with ``scales`` (scale_a,
+    scale_b) applied to the fp32 accumulator. Arguments are assumed checked (validation.py)."""
     if out is None and validation.traced(a) and _tma_when_run(a, b):
         # torch.compile is tracing a product that runs on the TMA kernel. Its host-side tensor
         # descriptors do not trace through triton_op in torch 2.11-2.14 (the compiled graph lost
@@ -241,55 +392,112 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         # the graph calls the planner itself when it runs, through an operator it cannot see into.
         return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision,
                                                 None if config is None else config_space.as_list(config))
+    key = None
+    if config is None and not validation.traced(a):
+        key = launch_key(a, b, out, bias, activation, precision, scales, out_dtype)
+        done = _relaunch(key, a, b, out, bias, scales, out_dtype)
+        if done is not None:
+            return done
     if out is None:
-        out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=a.dtype, device=a.device)
+        out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
     if out.numel() == 0:
         return out
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
-    key = None
-    if config is None and fast_launch.enabled() and not validation.traced(a):
-        key = _launch_key(a, b, out, bias, precision, activation)
-        known = _compiled.get(key)
-        if known is not None:
-            with device.on_device(a.device):
-                if known((a, b, out, bias), fast_launch.current_stream(a.device.index)):
-                    return out
     with device.on_device(a.device):
-        launch = Product(a, b, out, precision, bias, activation)
+        launch = Product(a, b, out, precision, bias, activation, scales)
         cfg = config or tuning.choose_config(launch)
-        kernel = launch.run(cfg)
-        ready = launch.compiled(kernel, cfg) if key is not None else None
+        kernels = launch.run(cfg)
+        ready = launch.compiled(kernels, cfg) if key is not None else None
     if ready is not None:
         if len(_compiled) >= 4096:  # many distinct shapes: start over rather than grow without bound
             _compiled.clear()
-        _compiled[key] = ready
+        workspace = (config_space.split_k(cfg), launch.M, launch.N) if len(ready) > 1 else None
+        _compiled[key] = _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)))
     return out
 
 
 def _tma_when_run(a, b) -> bool:
-    """Whether product(a, b) on real tensors like these would take the TMA path: Hopper, large
-    enough, rows 16-byte aligned (read from strides and storage offsets, which fake tensors
-    have; sizes as their example values under dynamic shapes; the choice only moves speed)."""
-    def aligned(t):
+    """Whether product(a, b) on real tensors like these would take the TMA path (tma_path), read
+    from strides and storage offsets, which fake tensors have; sizes as their example values
+    under dynamic shapes (the choice only moves speed). C is allocated aligned when it runs."""
+    def staged_bytes(t):
         size = t.element_size()
         row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
-        return _hint(row) * size % 16 == 0 and _hint(t.storage_offset()) * size % 16 == 0
-    return (a.dim() == 2 and device.facts(a.device).tma and aligned(a) and aligned(b)
-            and _hint(a.shape[0]) * _hint(a.shape[1]) * _hint(b.shape[1]) >= TMA_MIN_MACS)
+        aligned = _hint(row) * size % 16 == 0 and _hint(t.storage_offset()) * size % 16 == 0
+        return 0 if aligned else 2 * _hint(t.shape[0]) * _hint(t.shape[1]) * size
+    if a.dim() != 2:
+        return False
+    M, K, N = _hint(a.shape[0]), _hint(a.shape[1]), _hint(b.shape[1])
+    return tma_path(device.facts(a.device), M, N, K, staged_bytes(a) + staged_bytes(b))
 
 
-# fast_launch.Compiled by _launch_key: products seen before relaunch their compiled kernel.
+class _Relaunch(NamedTuple):
+    """A product seen before, ready to launch again (fast_launch.Compiled per launch)."""
+    launches: tuple
+    workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
+    spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
+
+
+# _Relaunch by launch_key: products seen before relaunch their compiled kernels.
 _compiled: dict = {}
 
 
-def _launch_key(a, b, out, bias, precision, activation) -> tuple:
-    """Every fact the path, the config and Triton's specialization of a product depend on:
-    equal keys launch the same compiled kernel with the same grid and integer arguments."""
-    return (a.device, a.dtype, precision, activation, a.shape, b.shape, a.stride(), b.stride(), out.stride(),
-            a.data_ptr() & 15, b.data_ptr() & 15, out.data_ptr() & 15,
-            None if bias is None else (bias.dtype, bias.shape, bias.stride(), bias.data_ptr() & 15),
-            TMA_MIN_MACS, tuning.generation)
+def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_dtype=None) -> tuple:
+    """Every fact that the argument checks, the path, the config and Triton's specialization
+    of a product depend on: a call whose key equals an earlier call's passes the same checks
+    (but out='s overlap, which _relaunch checks) and launches the same compiled kernels."""
+    def facts(t):
+        return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
+    return (facts(a), facts(b), facts(out), facts(bias), facts(scales[0]), facts(scales[1]), out_dtype,
+            activation, precision, TMA_MIN_MACS, tuning.generation)
+
+
+def _span(t) -> int:
+    return 0 if t is None or t.numel() == 0 else \
+        (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
+def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
+    """The result of a product whose launch_key was seen, launched straight from the cache, or
+    None (not seen; out= overlapping an input, which the checks will refuse; fast launch off)."""
+    known = _compiled.get(key) if fast_launch.enabled() else None
+    if known is None:
+        return None
+    if out is None:
+        out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
+    else:
+        o, span_a, span_b, span_o = out.data_ptr(), *known.spans
+        for t, span in ((a, span_a), (b, span_b)):
+            p = t.data_ptr()
+            if p < o + span_o and o < p + span:
+                return None
+    with device.on_device(a.device):
+        stream = fast_launch.current_stream(device.index(a.device))
+        if known.workspace is None:
+            return out if known.launches[0]((a, b, out, bias, *scales), stream) else None
+        ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
+        first, second = known.launches
+        return out if first((a, b, ws, None, None, None), stream) and second((ws, out, bias, *scales), stream) \
+            else None
+
+
+def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None, matrices=False,
+             scales=(None, None), out_dtype=None):
+    """For the public ops, before any check: the result of a product whose every checked fact
+    equals an earlier call's (launch_key), or None to take the full path. ``matrices``: only
+    2-D operands (torch.mm's rule; a batched product's key would otherwise match). Never
+    raises on bad arguments: those miss the cache, and the full path's checks name them."""
+    if validation.traced(a):
+        return None
+    try:
+        if matrices and (a.dim() != 2 or b.dim() != 2):
+            return None
+        key = launch_key(a, b, out, bias, activation, resolve_precision(a.dtype, input_precision), scales, out_dtype)
+        hash(key)
+    except (AttributeError, TypeError, RuntimeError):  # not tensors, unhashable, no storage
+        return None
+    return _relaunch(key, a, b, out, bias, scales, out_dtype)
 
 
 def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
@@ -306,8 +514,9 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
 
 
 def chosen(a, b, precision: str, bias=None, activation: str = "none"):
-    """(config, kernel path) that product(a, b, ...) runs with now: for tables and experiments."""
+    """(config, kernel path) that product(a, b, ...) runs with now, for tables and experiments:
+    the path is "tma", "pointer", or either with "+staged" when operands are copied first."""
     out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=a.dtype, device=a.device)
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation)
-        return tuning.choose_config(launch), launch.path
+        return tuning.choose_config(launch), launch.path + ("+staged" if launch.staged else "")

@@ -45,8 +45,8 @@ def _table(timings: dict, best, M, N, K) -> str:
     for cfg, ms in sorted(timings.items(), key=lambda kv: kv[1]):
         k = cfg.kwargs
         rows.append(["*" if cfg == best else "", k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"],
-                     cfg.num_warps, cfg.num_stages, f"{ms:.4f}", f"{timing.tflops(M, N, K, ms):.1f}"])
-    return tabulate(rows, headers=["best", "BM", "BN", "BK", "GROUP_M", "warps", "stages", "ms", "TFLOP/s"])
+                     k.get("SPLIT_K", 1), cfg.num_warps, cfg.num_stages, f"{ms:.4f}", f"{timing.tflops(M, N, K, ms):.1f}"])
+    return tabulate(rows, headers=["best", "BM", "BN", "BK", "GROUP_M", "SPLIT_K", "warps", "stages", "ms", "TFLOP/s"])
 
 
 def main(argv=None) -> int:
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
     p.add_argument("--preset", choices=sorted(PRESETS), help="a named list of shapes")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="bf16")
-    p.add_argument("--precision", choices=["ieee", "tf32"], help="float32 only (default: as torch.mm)")
+    p.add_argument("--precision", choices=["ieee", "tf32", "tf32x3"], help="float32 only (default: as torch.mm)")
     p.add_argument("--layout", choices=["NN", "NT", "TN", "TT"], default="NN",
                    help="N: row-major operand, T: a transposed view (NT is x @ W.T)")
     p.add_argument("--list", action="store_true", help="show what the cache holds")
@@ -90,10 +90,12 @@ def main(argv=None) -> int:
         product = Product(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
         space = config_space.space(config_space.family(dtype, precision))
         kept, dropped = product.prune(space)
+        candidates = product.candidates()
         why = ", ".join(f"{n} for {reason}" for reason, n in dropped.items()) or "none"
         print(f"\n{M}x{N}x{K} {dtype} {precision} {args.layout} ({product.path} kernel): "
-              f"{len(kept)} of {len(space)} configs kept; pruned {why}")
-        with tqdm(total=len(kept), desc="configs", leave=False) as bar, device.on_device(a.device):
+              f"{len(kept)} of {len(space)} configs kept; pruned {why}; "
+              f"{len(candidates) - len(kept)} split-K variants")
+        with tqdm(total=len(candidates), desc="configs", leave=False) as bar, device.on_device(a.device):
             best, timings = tune(product, progress=bar)
         print(_table(timings, best, M, N, K))
     print(f"\nwrote {cache.cache_file()}")

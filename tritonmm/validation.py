@@ -8,7 +8,7 @@ from torch._subclasses.fake_tensor import is_fake
 from .kernels.gemm import gemm_kernel
 
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-PRECISIONS = ("ieee", "tf32")
+PRECISIONS = ("ieee", "tf32", "tf32x3")
 _DTYPE_NAMES = "torch.float16, torch.bfloat16 or torch.float32"
 
 
@@ -72,7 +72,7 @@ def check_config(config):
     """A pinned config: a triton.Config or a dict of tile and launch parameters. Returns a triton.Config."""
     import triton
 
-    from .config_space import LAUNCH_PARAMS, TILE_PARAMS, make_config
+    from .config_space import LAUNCH_PARAMS, MAX_SPLIT_K, TILE_PARAMS, make_config
     if isinstance(config, triton.Config):
         params = dict(config.kwargs, num_warps=config.num_warps, num_stages=config.num_stages)
     elif isinstance(config, dict):
@@ -98,6 +98,8 @@ def check_config(config):
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
         if params[key] < 16:
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}")
+    if params.get("SPLIT_K", 1) > MAX_SPLIT_K:
+        raise ValueError(f"config['SPLIT_K'] must be at most {MAX_SPLIT_K}, got {params['SPLIT_K']}")
     return make_config(**params)
 
 
@@ -105,7 +107,7 @@ def check_precision(input_precision):
     if input_precision is None:
         return None
     if input_precision not in PRECISIONS:
-        raise ValueError(f"input_precision must be None, 'ieee' or 'tf32', got {input_precision!r}")
+        raise ValueError(f"input_precision must be None, 'ieee', 'tf32' or 'tf32x3', got {input_precision!r}")
     return input_precision
 
 
@@ -150,7 +152,9 @@ def check_matmul_args(a, b):
 
 def check_linear_args(x, weight, bias, activation) -> str:
     """Checks torch.nn.functional.linear's arguments and the activation to fuse; returns the
-    activation's name ("none" for None)."""
+    activation's name ("none" for None). The activation first: its error does not depend on
+    where the tensors are."""
+    activation = check_activation(activation)
     _check_tensor("x", x, dims=range(1, 64))
     _check_tensor("weight", weight)
     if x.shape[-1] != weight.shape[1]:
@@ -163,7 +167,60 @@ def check_linear_args(x, weight, bias, activation) -> str:
             raise ValueError(f"bias has {bias.shape[0]} elements but weight has {weight.shape[0]} output "
                              f"features; pass a bias of shape ({weight.shape[0]},)")
         _check_pair(x, bias, "x", "bias")
-    return check_activation(activation)
+    return activation
+
+
+FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
+OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+
+
+def check_scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype):
+    """Checks tritonmm.scaled_mm's arguments: FP8 matrices, float32 scales of one value or one
+    per row of a / column of b, a (N,) bias, an output dtype, a GPU with FP8 tensor cores."""
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be a 2-D matrix, got {t.dim()}-D shape {tuple(t.shape)}")
+        if t.dtype not in FP8_DTYPES:
+            raise TypeError(f"{name} has dtype {t.dtype}; scaled_mm multiplies torch.float8_e4m3fn or "
+                            f"torch.float8_e5m2 matrices: quantize it with tritonmm.quantize_fp8({name})")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; "
+                         f"a.shape[1] must equal b.shape[0]")
+    if a.device != b.device:
+        raise ValueError(f"a is on {a.device} but b is on {b.device}; move both to one device")
+    _check_device("a", a)
+    M, N = a.shape[0], b.shape[1]
+    for name, s, vector in (("scale_a", scale_a, (M, 1)), ("scale_b", scale_b, (1, N))):
+        if not isinstance(s, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(s).__name__}")
+        if s.dtype != torch.float32:
+            raise TypeError(f"{name} has dtype {s.dtype}; scales are torch.float32: {name}.float()")
+        if s.device != a.device:
+            raise ValueError(f"{name} is on {s.device} but a is on {a.device}; move it to {a.device}")
+        if s.numel() != 1 and tuple(s.shape) != vector:
+            raise ValueError(f"{name} has shape {tuple(s.shape)}; give one value (shape () or (1,)) for the "
+                             f"whole operand, or one per {'row of a' if name == 'scale_a' else 'column of b'}, "
+                             f"shape {vector}")
+    if bias is not None:
+        _check_tensor("bias", bias, dims=(1,))
+        if bias.shape[0] != N:
+            raise ValueError(f"bias has {bias.shape[0]} elements but the product has {N} columns; "
+                             f"pass a bias of shape ({N},)")
+        if bias.device != a.device:
+            raise ValueError(f"bias is on {bias.device} but a is on {a.device}; move it to {a.device}")
+    if out_dtype not in OUT_DTYPES:
+        raise TypeError(f"out_dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}")
+    if a.device.type == "cuda":
+        from .device import facts
+        check_fp8_support(a.device, facts(a.device))
+
+
+def check_fp8_support(device, facts):
+    if not facts.fp8:
+        raise ValueError(f"{device} ({facts.name}) has no FP8 tensor cores: scaled_mm needs compute "
+                         f"capability 8.9 or newer (Ada, Hopper); dequantize and use tritonmm.mm instead")
 
 
 def check_activation(activation):

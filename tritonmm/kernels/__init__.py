@@ -3,8 +3,10 @@ BLOCK_K steps and accumulates ``tl.dot`` of one A tile and one B tile per step i
 compiler stages the tiles through shared memory, pipelines ``num_stages`` steps ahead and
 issues tensor-core instructions.
 
-* ``gemm.gemm_kernel``: pointers and masks, any strides and alignment, a batch dimension.
+* ``gemm.gemm_kernel``: pointers and masks, any strides and alignment, a batch dimension, and
+  split-K for products of few tiles.
+* ``split_k.split_k_reduce_kernel``: split-K's second pass, the slices added in a fixed order.
 * ``gemm_tma.gemm_tma_kernel``: TMA tensor descriptors, persistent, 16-byte aligned rows.
-* ``transpose.transpose_kernel``: a tiled transposing copy (TF32 operands are staged K-major).
+* ``transpose.transpose_kernel``: a tiled transposing copy (operands staged for TMA: K-major TF32, aligned rows).
 * ``tiles``: what the programs share: the tile order and the fused epilogue.
 """

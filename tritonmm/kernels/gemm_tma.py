@@ -1,4 +1,4 @@
-"""The TMA block program: C = A @ B (+ bias, activation) through tensor descriptors, persistent.
+"""The TMA block program: C = A @ B (scaled, + bias, activation) through tensor descriptors, persistent.
 
 The same tiled algorithm as gemm.py, but A, B and C move through TMA tensor descriptors
 (Hopper's bulk tensor copy engine), and one program per SM walks many tiles, so tile n+1's
@@ -16,9 +16,10 @@ from .tiles import epilogue, tile_coords
 
 @triton.jit
 def gemm_tma_kernel(
-    a_desc, b_desc, c_desc, bias_ptr, M, N, K, stride_bias_m, stride_bias_n,
+    a_desc, b_desc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
+    SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
@@ -41,7 +42,8 @@ def gemm_tma_kernel(
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        acc = epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n, BIAS, ACTIVATION)
+        acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
+                       BIAS, ACTIVATION, SCALE_A, SCALE_B)
         left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
         c_desc.store([off_m, off_n], left.to(c_desc.dtype))
         c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))

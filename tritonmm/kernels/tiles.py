@@ -27,10 +27,24 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 BIAS_KINDS = ("none", "row", "column", "matrix")
 
 
+# FP8 products' scales (tritonmm.scaled_mm): C = (A * scale_a) @ (B * scale_b), applied to the
+# fp32 accumulator. "tensor": one value for the operand; "row": one per row of A, (M, 1);
+# "column": one per column of B, (1, N); "none": not an FP8 product.
+SCALE_KINDS = ("none", "tensor", "row", "column")
+
+
 @triton.jit
-def epilogue(acc, bias_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
-             BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
-    """bias + activation on the fp32 accumulator, before the one cast to the output dtype."""
+def epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
+             BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr):
+    """scales, then bias + activation, on the fp32 accumulator, before the one cast to the output dtype."""
+    if SCALE_A == "tensor":
+        acc *= tl.load(scale_a_ptr)
+    elif SCALE_A == "row":
+        acc *= tl.load(scale_a_ptr + offs_m, mask=offs_m < M, other=0.0)[:, None]
+    if SCALE_B == "tensor":
+        acc *= tl.load(scale_b_ptr)
+    elif SCALE_B == "column":
+        acc *= tl.load(scale_b_ptr + offs_n, mask=offs_n < N, other=0.0)[None, :]
     if BIAS == "row":
         acc += tl.load(bias_ptr + offs_n * stride_bias_n, mask=offs_n < N).to(tl.float32)[None, :]
     elif BIAS == "column":

@@ -1,0 +1,207 @@
+"""The planner's paths beyond one plain launch: split-K, operands staged for TMA, the path rule,
+and the launch cache the public ops consult before their checks."""
+import pytest
+import torch
+from conftest import HAS_GPU, rel_err
+
+import tritonmm
+from tritonmm import config_space, device as devices, plan
+from tritonmm.plan import Product
+from tritonmm.tune import operands
+
+BOUND = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+DTYPES = [torch.float16, torch.bfloat16, torch.float32]
+
+
+def nan_out(M, N, dtype, device):
+    return torch.full((M, N), float("nan"), dtype=dtype, device=device)
+
+
+def linear_ref(x, w, bias, act):
+    return plan.epilogue_reference(x.double() @ w.double().T, None if bias is None else bias.double(), act)
+
+
+@pytest.fixture
+def pointer(monkeypatch):
+    """Every product on the pointer kernel, where split-K runs."""
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+
+
+# K not a multiple of any slice: the last slice is short, and at 40 x 16-wide steps split 4 ways
+# one slice is empty (it stores zeros). M and N leave ragged edge tiles.
+SPLIT_SHAPES = [(1, 72, 200), (5, 33, 40), (37, 130, 257), (64, 64, 1024)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("split", [2, 3, 4, 16])
+@pytest.mark.parametrize("shape", SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_split_k_against_float64(shape, split, dtype, device, pointer):
+    cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, SPLIT_K=split, num_warps=4, num_stages=2)
+    for layout in ("NN", "NT"):
+        a, b = operands(*shape, dtype, layout, device)
+        out = tritonmm.matmul(a, b, out=nan_out(shape[0], shape[1], dtype, device), config=cfg,
+                              input_precision="ieee" if dtype == torch.float32 else None)
+        assert rel_err(out, a, b) < BOUND[dtype]
+
+
+def test_split_k_runs_two_passes_and_is_deterministic(device, pointer, monkeypatch):
+    """Split-K launches the sliced product and the ordered sum; two runs agree bit for bit."""
+    a, b = operands(9, 40, 300, torch.float32, "NN", device)
+    launched = []
+    real = plan.launcher
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel) or real(kernel, traced))
+    cfg = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=4)
+    first = tritonmm.mm(a, b, config=cfg, input_precision="ieee")
+    assert launched == [plan.gemm_kernel, plan.split_k_reduce_kernel]
+    assert torch.equal(first, tritonmm.mm(a, b, config=cfg, input_precision="ieee"))
+    assert rel_err(first, a, b) < 1e-5
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_split_k_applies_the_epilogue_once(act, device, pointer):
+    x, w, bias = torch.randn(3, 96, device=device), torch.randn(40, 96, device=device), torch.randn(40, device=device)
+    cfg = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=3)
+    y = tritonmm.linear(x, w, bias, act, config=cfg, input_precision="ieee")
+    ref = linear_ref(x, w, bias, act)
+    assert ((y.double() - ref).norm() / ref.norm()) < 1e-5
+
+
+def test_split_k_where_it_cannot_apply_is_one_launch(device, path):
+    """A pinned SPLIT_K is how to run, not what to compute: on the TMA kernel and for batches
+    it is ignored, and the result is the same product."""
+    a, b = operands(48, 80, 96, torch.float16, "NN", device)
+    cfg = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=4)
+    assert rel_err(tritonmm.mm(a, b, config=cfg), a, b) < 2e-3
+    launch = Product(a, b, torch.empty(48, 80, dtype=torch.float16, device=device), "native")
+    assert len(launch.steps(config_space.make_config(16, 16, 16, 2, 4, SPLIT_K=4))) == (1 if path == "tma" else 2)
+    za, zb = torch.randn(3, 20, 64, device=device), torch.randn(3, 64, 24, device=device)
+    assert torch.allclose(tritonmm.matmul(za, zb, config=cfg, input_precision="ieee"), za @ zb, atol=1e-4)
+
+
+def test_split_k_rule_fills_the_sms():
+    assert config_space.split_for(tiles=64, k_steps=32, num_sms=132) == 4  # 1x4096x4096, 64x64x128 tiles
+    assert config_space.split_for(tiles=256, k_steps=32, num_sms=132) == 1  # tiles fill the SMs already
+    assert config_space.split_for(tiles=1, k_steps=6, num_sms=132) == 1  # K too short to slice
+    assert config_space.split_for(tiles=1, k_steps=10_000, num_sms=132) == config_space.MAX_SPLIT_K
+    variants = config_space.with_split_k([config_space.make_config(64, 64, 128, 4, 4)], 1, 4096, 4096, 132)
+    assert [config_space.split_k(c) for c in variants] == [1, 4, 8]
+
+
+def test_heuristic_and_tuner_know_split_k(device, pointer):
+    a, b = operands(4, 16, 4096, torch.float16, "NT", device)  # one tile: split-K's case
+    launch = Product(a, b, torch.empty(4, 16, dtype=torch.float16, device=device), "native")
+    assert launch.can_split and config_space.split_k(launch.heuristic()) > 1
+    assert any(config_space.split_k(c) > 1 for c in launch.candidates())
+    assert rel_err(tritonmm.matmul(a, b), a, b) < 2e-3  # the heuristic's split-K config
+
+
+def test_bad_split_k_is_refused(device):
+    a = torch.randn(4, 4, device=device)
+    with pytest.raises(ValueError, match="SPLIT_K"):
+        tritonmm.mm(a, a, config=dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=0))
+    with pytest.raises(ValueError, match="at most 16"):
+        tritonmm.mm(a, a, config=dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=64))
+
+
+@pytest.fixture
+def staging(monkeypatch, device):
+    """Every product on the TMA path, staging whatever TMA cannot read, however small."""
+    if not devices.facts(torch.device(device)).tma:
+        pytest.skip("TMA needs Hopper")
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
+    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
+    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", 0)
+
+
+UNALIGNED = [(33, 65, 31), (64, 61, 67), (1, 7, 9), (130, 100, 3)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("shape", UNALIGNED, ids=lambda s: "x".join(map(str, s)))
+def test_staged_operands(shape, layout, dtype, device, staging):
+    """Unaligned operands run on the TMA kernel through aligned copies; the caller's tensors
+    are read, never written, and never used as the staging buffers."""
+    a, b = operands(*shape, dtype, layout, device)
+    a_before, b_before = a.clone(), b.clone()
+    out = nan_out(shape[0], shape[1], dtype, device)
+    precision = "ieee" if dtype == torch.float32 else "native"
+    launch = Product(a, b, out, precision)
+    assert launch.path == "tma" and launch.staged
+    ours = {t.untyped_storage().data_ptr() for t in (a, b, out)}
+    for used, given in ((launch.a, a), (launch.b, b)):
+        assert used is given or used.untyped_storage().data_ptr() not in ours
+    launch.run(launch.heuristic())
+    assert rel_err(out, a, b) < BOUND[dtype]
+    assert torch.equal(a, a_before) and torch.equal(b, b_before)
+
+
+def test_staged_output_into_a_transposed_out(device, staging):
+    """C goes through an aligned buffer when out cannot take TMA stores (a column-major view)."""
+    a, b = operands(40, 24, 32, torch.float16, "NN", device)
+    out = nan_out(24, 40, torch.float16, device).T
+    launch = Product(a, b, out, "native")
+    assert launch.path == "tma" and launch.c is not out
+    launch.run(launch.heuristic())
+    assert rel_err(out, a, b) < 2e-3
+    x, w, bias = torch.randn(5, 33, device=device), torch.randn(7, 33, device=device), torch.randn(7, device=device)
+    y = tritonmm.linear(x, w, bias, "gelu", input_precision="ieee")
+    ref = linear_ref(x, w, bias, "gelu")
+    assert ((y.double() - ref).norm() / ref.norm()) < 1e-5
+
+
+def test_path_rule():
+    hopper = devices.DeviceFacts("h", 132, 232448, True)
+    assert plan.tma_path(hopper, 4096, 4096, 4096, 0)
+    assert not plan.tma_path(devices.DeviceFacts("a", 108, 166912, False), 4096, 4096, 4096, 0)
+    assert not plan.tma_path(hopper, 64, 64, 64, 0)  # small: the pointer kernel
+    assert not plan.tma_path(hopper, 1, 4096, 14336, 0)  # decode: few tiles, split-K
+    assert plan.tma_path(hopper, 128, 4096, 14336, 0)  # 128 tiles of 64x64: TMA, as measured
+    # 3000x3001x2999 bf16: staging A, B and C moves 108 MB for 27 G multiply-adds: worth it
+    assert plan.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999 + 3000 * 2999))
+    # 77x4099x2049 x @ W.T: the weight copy costs more than the product gains
+    assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * 2 * (4099 * 2049 + 77 * 4099))
+
+
+def test_relaunch_never_raises_on_bad_arguments(device):
+    a = torch.randn(4, 4, device=device)
+    for args in [("a", a), (a, [1, 2]), (a, a, "out"), (a, a, None, [1])]:
+        assert plan.relaunch(*args) is None
+    assert plan.relaunch(a, a, input_precision=["tf32"]) is None
+
+
+@pytest.mark.gpu
+def test_gpu_relaunched_calls_still_check_what_varies(monkeypatch):
+    """A cached product launches before the checks; what its key does not fix is still
+    checked: out= overlapping an input, and autograd (which goes through the operator)."""
+    a, b = torch.randn(64, 48, device="cuda"), torch.randn(48, 64, device="cuda")
+    out = torch.empty(64, 64, device="cuda")
+    for _ in range(2):
+        tritonmm.mm(a, b, out=out, input_precision="ieee")
+    big = torch.randn(64, 64, device="cuda")
+    with pytest.raises(ValueError, match="overlaps"):
+        tritonmm.mm(big[:, :48], b, out=big, input_precision="ieee")  # same key as a fresh out
+    za, zb = torch.randn(3, 64, 48, device="cuda"), torch.randn(3, 48, 64, device="cuda")
+    for _ in range(2):
+        tritonmm.matmul(za, zb, input_precision="ieee")
+    with pytest.raises(ValueError, match="2-D"):
+        tritonmm.mm(za, zb, input_precision="ieee")  # a batched product's key is matmul's, not mm's
+    g = a.clone().requires_grad_()
+    tritonmm.mm(g, b, input_precision="ieee").sum().backward()
+    assert torch.allclose(g.grad, b.sum(1).expand(64, 48), atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 4096, 14336), (64, 1024, 4096)])
+def test_gpu_decode_shapes_split_and_relaunch(shape, monkeypatch):
+    """Decode products take the pointer kernel, split over K by the heuristic, and relaunch
+    from the cache (workspace and both passes) with right results on fresh inputs."""
+    M, N, K = shape
+    for _ in range(3):
+        a, b = operands(M, N, K, torch.bfloat16, "NT", "cuda")
+        bias = torch.randn(N, device="cuda").bfloat16()
+        y = tritonmm.linear(a, b.T, bias, "silu")
+        ref = linear_ref(a, b.T, bias, "silu")
+        assert ((y.double() - ref).norm() / ref.norm()) < 1e-2
+    launch = Product(a, b, torch.empty(M, N, dtype=torch.bfloat16, device="cuda"), "native")
+    assert launch.path == "pointer" and launch.split(launch.heuristic()) > 1

@@ -1,0 +1,215 @@
+"""Precision beyond torch.mm: float32 products in tf32x3 (three TF32 tensor-core products)."""
+import pytest
+import torch
+from conftest import rel_err
+
+import tritonmm
+from tritonmm import config_space
+from tritonmm.plan import Product, resolve_precision
+from tritonmm.tune import operands
+
+SHAPES = [(1, 7, 31), (33, 65, 31), (127, 129, 257), (64, 64, 64)]
+
+
+@pytest.fixture
+def float32_default():
+    """Restores the process-wide float32 precision after a test changes it."""
+    previous = tritonmm.set_float32_precision(None)
+    tritonmm.set_float32_precision(previous)
+    yield
+    tritonmm.set_float32_precision(previous)
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_tf32x3_against_float64(shape, layout, device, path):
+    """As exact as IEEE float32 (the interpreter runs it as IEEE; the GPU as three TF32 products)."""
+    a, b = operands(*shape, torch.float32, layout, device)
+    out = torch.full(shape[:2], float("nan"), device=device)
+    tritonmm.matmul(a, b, out=out, input_precision="tf32x3")
+    assert rel_err(out, a, b) < 1e-5
+
+
+def test_tf32x3_linear_and_autograd(device):
+    x = torch.randn(5, 40, device=device, requires_grad=True)
+    w = torch.randn(24, 40, device=device, requires_grad=True)
+    bias = torch.randn(24, device=device, requires_grad=True)
+    y = tritonmm.linear(x, w, bias, "gelu", input_precision="tf32x3")
+    xd, wd, bd = (t.detach().double().requires_grad_() for t in (x, w, bias))
+    ref = torch.nn.functional.gelu(torch.nn.functional.linear(xd, wd, bd))
+    assert ((y.double() - ref).norm() / ref.norm()) < 1e-5
+    g = torch.randn_like(y)
+    y.backward(g)
+    ref.backward(g.double())
+    for got, want in ((x.grad, xd.grad), (w.grad, wd.grad), (bias.grad, bd.grad)):
+        assert ((got.double() - want).norm() / want.norm()) < 1e-5
+
+
+def test_process_wide_default(float32_default, device):
+    flags = torch.backends.cuda.matmul
+    saved = flags.fp32_precision
+    try:
+        flags.fp32_precision = "tf32"
+        assert resolve_precision(torch.float32, None) == "tf32"  # torch's rule while none is set
+        assert tritonmm.set_float32_precision("tf32x3") is None
+        assert resolve_precision(torch.float32, None) == "tf32x3"
+        assert resolve_precision(torch.float32, "ieee") == "ieee"  # an explicit argument wins
+        assert resolve_precision(torch.bfloat16, None) == "native"
+        assert tritonmm.set_float32_precision(None) == "tf32x3"
+        assert resolve_precision(torch.float32, None) == "tf32"
+    finally:
+        flags.fp32_precision = saved
+    with pytest.raises(ValueError, match="tf32x3"):
+        tritonmm.set_float32_precision("fp64")
+
+
+def test_tf32x3_has_its_own_space_and_kernel_constant(device):
+    assert config_space.family(torch.float32, "tf32x3") == "tf32x3"
+    assert config_space.configs(torch.float32, "tf32x3") != config_space.configs(torch.float32, "tf32")
+    a, b = operands(32, 32, 32, torch.float32, "NN", device)
+    launch = Product(a, b, torch.empty(32, 32, device=device), "tf32x3")
+    assert launch.constants["INPUT_PRECISION"] == "tf32x3"
+    assert "tf32x3" in launch.tuning_key and "tf32x3" in launch.cache_key()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["NN", "NT"])
+def test_gpu_tf32x3_is_as_exact_as_sgemm(layout, path):
+    """On tensor cores: far closer to float64 than TF32, and within 2x of cuBLAS SGEMM's error."""
+    a, b = operands(512, 384, 1024, torch.float32, layout, "cuda")
+    x3 = rel_err(tritonmm.mm(a, b, input_precision="tf32x3"), a, b)
+    tf32 = rel_err(tritonmm.mm(a, b, input_precision="tf32"), a, b)
+    flags = torch.backends.cuda.matmul
+    saved = flags.fp32_precision
+    try:
+        flags.fp32_precision = "ieee"
+        sgemm = rel_err(torch.mm(a, b), a, b)
+    finally:
+        flags.fp32_precision = saved
+    assert x3 < 2 * sgemm and x3 < tf32 / 50
+
+
+# FP8 products (tritonmm.scaled_mm) --------------------------------------------------------------
+FP8 = [torch.float8_e4m3fn, torch.float8_e5m2]
+OUT_BOUND = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+def fp8_operands(M, N, K, device, dtypes=(torch.float8_e4m3fn, torch.float8_e4m3fn), b_layout="row"):
+    """FP8 a (M, K) and b (K, N) from random floats; b row-major or a transposed view of (N, K)."""
+    a = (torch.randn(M, K, device=device) * 4).to(dtypes[0])
+    if b_layout == "row":
+        return a, (torch.randn(K, N, device=device) * 4).to(dtypes[1])
+    return a, (torch.randn(N, K, device=device) * 4).to(dtypes[1]).T
+
+
+def scales(kind, M, N, device):
+    if kind == "tensor":
+        return torch.rand((), device=device) + 0.5, torch.rand((1,), device=device) + 0.5
+    return torch.rand(M, 1, device=device) + 0.5, torch.rand(1, N, device=device) + 0.5
+
+
+def dequantized_ref(a, b, sa, sb, bias=None):
+    ref = (a.double() * sa.double()) @ (b.double() * sb.double())
+    return ref if bias is None else ref + bias.double()
+
+
+def frob(x, ref):
+    if not torch.isfinite(x).all():
+        return float("inf")
+    return ((x.double() - ref).norm() / ref.norm()).item()
+
+
+@pytest.mark.parametrize("out_dtype", list(OUT_BOUND), ids=str)
+@pytest.mark.parametrize("kind", ["tensor", "row"])
+@pytest.mark.parametrize("b_layout", ["row", "col"])
+@pytest.mark.parametrize("shape", [(1, 16, 32), (33, 65, 48), (64, 48, 160)], ids=lambda s: "x".join(map(str, s)))
+def test_scaled_mm_against_dequantized_float64(shape, b_layout, kind, out_dtype, device, path):
+    M, N, K = shape
+    a, b = fp8_operands(M, N, K, device, b_layout=b_layout)
+    sa, sb = scales(kind, M, N, device)
+    bias = torch.randn(N, device=device).bfloat16()
+    y = tritonmm.scaled_mm(a, b, sa, sb, bias=bias, out_dtype=out_dtype)
+    assert y.dtype == out_dtype and y.shape == (M, N)
+    assert frob(y, dequantized_ref(a, b, sa, sb, bias)) < OUT_BOUND[out_dtype]
+
+
+@pytest.mark.parametrize("dtypes", [(torch.float8_e5m2, torch.float8_e4m3fn), (torch.float8_e4m3fn, torch.float8_e5m2),
+                                    (torch.float8_e5m2, torch.float8_e5m2)], ids=str)
+def test_scaled_mm_mixed_formats_and_scale_kinds(dtypes, device):
+    a, b = fp8_operands(40, 24, 64, device, dtypes)
+    sa, _ = scales("row", 40, 24, device)
+    _, sb = scales("tensor", 40, 24, device)
+    y = tritonmm.scaled_mm(a, b, sa, sb, out_dtype=torch.float32)
+    assert frob(y, dequantized_ref(a, b, sa, sb)) < 1e-5
+
+
+def test_quantize_fp8_then_scaled_mm(device):
+    x, w = torch.randn(48, 96, device=device), torch.randn(40, 96, device=device)
+    x[3] = 0  # an all-zero row gets a harmless scale
+    (qa, sa), (qb, sb) = tritonmm.quantize_fp8(x, dim=1), tritonmm.quantize_fp8(w.T, dim=0)
+    assert qa.dtype == torch.float8_e4m3fn and sa.shape == (48, 1) and sb.shape == (1, 40)
+    assert torch.isfinite(sa).all() and (sa > 0).all()
+    assert (qa.float().abs().amax(dim=1)[sa[:, 0] > 1e-30] == torch.finfo(torch.float8_e4m3fn).max).all()
+    assert frob(qa.float() * sa, x.double()) < 0.05  # e4m3 keeps 3 mantissa bits
+    y = tritonmm.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32)
+    assert frob(y, x.double() @ w.double().T) < 0.06
+    q, s = tritonmm.quantize_fp8(x * 1e4, torch.float8_e5m2)
+    assert s.shape == () and q.dtype == torch.float8_e5m2 and torch.isfinite(q.float()).all()
+
+
+@pytest.mark.parametrize("make, exc, words", [
+    (lambda d: (torch.randn(4, 4, device=d), torch.randn(4, 4, device=d).to(FP8[0]), 1, 1), TypeError,
+     ["a has dtype torch.float32", "quantize_fp8"]),
+    (lambda d: (torch.randn(4, 8, device=d).to(FP8[0]), torch.randn(4, 4, device=d).to(FP8[0]), 1, 1), ValueError,
+     ["inner dimensions"]),
+    (lambda d: (torch.randn(4, 8, device=d).to(FP8[0]), torch.randn(8, 4, device=d).to(FP8[0]),
+                torch.ones(4, 2, device=d), 1), ValueError, ["scale_a has shape (4, 2)", "(4, 1)"]),
+    (lambda d: (torch.randn(4, 8, device=d).to(FP8[0]), torch.randn(8, 4, device=d).to(FP8[0]),
+                torch.ones((), device=d), torch.ones(4, 1, device=d)), ValueError, ["scale_b has shape (4, 1)", "(1, 4)"]),
+    (lambda d: (torch.randn(4, 8, device=d).to(FP8[0]), torch.randn(8, 4, device=d).to(FP8[0]),
+                torch.ones((), device=d, dtype=torch.float16), 1), TypeError, ["scale_a", "float32", "scale_a.float()"]),
+    (lambda d: (torch.randn(4, 8, device=d).to(FP8[0]), torch.randn(8, 4, device=d).to(FP8[0]), 1.0, 1), TypeError,
+     ["scale_a must be a torch.Tensor"]),
+])
+def test_scaled_mm_bad_arguments(make, exc, words, device):
+    a, b, sa, sb = make(device)
+    sa = torch.ones((), device=device) if isinstance(sa, int) else sa
+    sb = torch.ones((), device=device) if isinstance(sb, int) else sb
+    with pytest.raises(exc) as info:
+        tritonmm.scaled_mm(a, b, sa, sb)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_scaled_mm_bad_out_dtype_and_bias(device):
+    a, b = fp8_operands(4, 4, 16, device)
+    one = torch.ones((), device=device)
+    with pytest.raises(TypeError, match="out_dtype"):
+        tritonmm.scaled_mm(a, b, one, one, out_dtype=torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="bias has 5 elements"):
+        tritonmm.scaled_mm(a, b, one, one, bias=torch.randn(5, device=device))
+    with pytest.raises(TypeError, match="dtype must be"):
+        tritonmm.quantize_fp8(torch.randn(4, 4), torch.float16)
+
+
+def test_scaled_mm_refuses_gpus_without_fp8():
+    from tritonmm import device as devices, validation
+    with pytest.raises(ValueError, match="compute capability 8.9"):
+        validation.check_fp8_support("cuda:0", devices.DeviceFacts("NVIDIA A100", 108, 166912, False, False))
+    validation.check_fp8_support("cuda:0", devices.DeviceFacts("NVIDIA H100", 132, 232448, True, True))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["tensor", "row"])
+@pytest.mark.parametrize("shape", [(64, 48, 32), (256, 512, 1024), (4096, 4096, 4096)], ids=lambda s: "x".join(map(str, s)))
+def test_gpu_scaled_mm_matches_torch_scaled_mm(shape, kind):
+    """Where torch._scaled_mm takes the input (b column-major, sizes multiples of 16, bf16 out)."""
+    M, N, K = shape
+    a, b = fp8_operands(M, N, K, "cuda", b_layout="col")
+    sa, sb = scales(kind, M, N, "cuda")
+    if kind == "tensor":
+        sa, sb = sa.reshape(()), sb.reshape(())
+    ours = tritonmm.scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
+    theirs = torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
+    ref = dequantized_ref(a, b, sa, sb)
+    assert frob(ours, ref) < 1e-2 and frob(ours, theirs.double()) < 1e-2
