@@ -40,6 +40,32 @@ class _Refusing:
         raise TypeError("function takes exactly 31 arguments (25 given)")
 
 
+class _Recording:
+    """A compiled kernel that records what its launcher is handed."""
+    function = packed_metadata = None
+    launch_metadata = staticmethod(lambda *args: None)
+
+    def __init__(self):
+        self.calls = []
+
+    def run(self, *args):
+        self.calls.append(args)
+
+
+def test_tma_relaunch_passes_every_tensor_after_the_descriptors(monkeypatch):
+    """The descriptors of A, B and C are re-pointed; bias and FP8 scales follow them in order."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    x = torch.randn(32, 32)
+    kernel = _Recording()
+    compiled = fast_launch.Compiled(kernel, (4,), ("M", "N"), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])] * 3)
+    tensors = (torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 32), "bias", "scale_a", "scale_b")
+    assert compiled(tensors, 0)
+    args = kernel.calls[0][9:]  # after grid (3), stream, function, metadata, launch metadata, enter and exit hooks
+    assert [d.base for d in args[:3]] == list(tensors[:3])
+    assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
+
+
 def test_a_refused_direct_call_falls_back_for_good(monkeypatch):
     monkeypatch.setitem(fast_launch._state, "enabled", True)
     compiled = fast_launch.Compiled(_Refusing(), (4,), (1, 2))

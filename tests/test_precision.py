@@ -91,7 +91,9 @@ def test_gpu_tf32x3_is_as_exact_as_sgemm(layout, path):
 
 # FP8 products (tritonmm.scaled_mm) --------------------------------------------------------------
 FP8 = [torch.float8_e4m3fn, torch.float8_e5m2]
-OUT_BOUND = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
+# Hopper's FP8 tensor cores accumulate with fewer bits than fp32: float32 results were 5e-5 to
+# 8e-5 from the float64 product at K <= 160 on the H100 (session 4), so fp32 out is held to 2e-4.
+OUT_BOUND = {torch.float32: 2e-4, torch.bfloat16: 1e-2, torch.float16: 2e-3}
 
 
 def fp8_operands(M, N, K, device, dtypes=(torch.float8_e4m3fn, torch.float8_e4m3fn), b_layout="row"):
@@ -140,7 +142,7 @@ def test_scaled_mm_mixed_formats_and_scale_kinds(dtypes, device):
     sa, _ = scales("row", 40, 24, device)
     _, sb = scales("tensor", 40, 24, device)
     y = tritonmm.scaled_mm(a, b, sa, sb, out_dtype=torch.float32)
-    assert frob(y, dequantized_ref(a, b, sa, sb)) < 1e-5
+    assert frob(y, dequantized_ref(a, b, sa, sb)) < OUT_BOUND[torch.float32]
 
 
 def test_quantize_fp8_then_scaled_mm(device):

@@ -56,10 +56,11 @@ class Compiled:
         self.descriptors = None if descriptors is None else tuple(_rebase(d, None) for d in descriptors)
 
     def __call__(self, tensors: tuple, stream) -> bool:
-        """Launches on ``stream`` with ``tensors`` = (A, B, C, bias); False (nothing launched) if
+        """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B, C first for
+        a TMA kernel, whose descriptors are re-pointed at them); False (nothing launched) if
         this Triton refuses the direct call."""
         if self.descriptors is not None:
-            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), tensors[3])
+            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[3:])
         args = tensors + self.rest
         hooks = triton.knobs.runtime
         enter = hooks.launch_enter_hook

@@ -120,7 +120,7 @@ def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
     return torch.empty((rows, triton.cdiv(cols, per) * per), dtype=like.dtype, device=like.device)[:, :cols]
 
 
-def _aligned_copy(t: torch.Tensor) -> torch.Tensor:
+def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
     """t copied into a buffer TMA can read, in t's own orientation (a transposed view stays one,
     so the copy is a plain strided copy, not a transpose)."""
     if t.stride(0) == 1 and t.stride(1) != 1:
@@ -184,16 +184,21 @@ def transpose(x: torch.Tensor, traced: bool = False) -> torch.Tensor:
     return y
 
 
-def _k_major(a: torch.Tensor, b: torch.Tensor, traced: bool):
-    """TF32 (and tf32x3) operands with K contiguous. wgmma reads 32-bit operands from shared memory only
-    K-major; Triton otherwise stages a row-major B through registers every K step. Measured
-    on an H100 at 4096^3 (notes/NOTES.md): 99 TFLOP/s as it is, 364 for the kernel on a
-    K-major copy, which costs one read and one write of the operand (0.05 ms)."""
-    if a.stride(1) != 1:
-        a = transpose(a.T, traced)
-    if b.stride(0) != 1:
-        b = transpose(b, traced).T
-    return a, b
+def _row_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    return transpose(t.T, traced)
+
+
+def _column_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    return transpose(t, traced).T
+
+
+def _k_major_stagers(a: torch.Tensor, b: torch.Tensor) -> list:
+    """The copies that make TF32, tf32x3 and FP8 operands K-major (None: already so). wgmma
+    reads 32-bit and 8-bit operands from shared memory only K-major; Triton otherwise stages a
+    row-major B through registers every K step. Measured on an H100 at 4096^3 TF32
+    (notes/NOTES.md): 99 TFLOP/s as it is, 364 on a K-major copy, which costs one read and one
+    write of the operand (0.05 ms)."""
+    return [_row_major_copy if a.stride(1) != 1 else None, _column_major_copy if b.stride(0) != 1 else None]
 
 
 class Product:
@@ -222,11 +227,12 @@ class Product:
         self.bias, self.out = bias, c
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
         self.bias_strides = bias.expand(self.M, self.N).stride() if bias is not None else (0, 0)
-        self.staged = False  # whether operands were copied for this call (then it is not relaunched)
+        # Copies made before the kernel: a function per operand (None: read as it is), and whether
+        # C goes through an aligned buffer. A relaunch of this product repeats them (_relaunch).
+        self.stagers, self.stage_c = [None, None], False
         if self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in FP8_DTYPES) and not self.batched:
-            staged_a, staged_b = _k_major(a, b, self.traced)
-            self.staged = staged_a is not a or staged_b is not b
-            a, b = staged_a, staged_b
+            self.stagers = _k_major_stagers(a, b)
+            a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
         self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
         self.path, self.kernel = "pointer", gemm_kernel
         if self._tma_candidate():
@@ -253,20 +259,23 @@ class Product:
         if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes):
             return
         if sources[0] is None:
-            a = _aligned_copy(a)
+            self.stagers[0], a = _aligned_copy, _aligned_copy(a)
         if sources[1] is None:
-            b = _aligned_copy(b)
+            self.stagers[1], b = _aligned_copy, _aligned_copy(b)
         if not c_ok:
-            c = _aligned_empty(self.M, self.N, c)
-        if staged_bytes:
-            self.staged = True
-            self.a, self.b, self.c = a, b, c
+            self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
+        self.a, self.b, self.c = a, b, c
         (a_src, a_t), (b_src, b_t), (c_src, _) = (_tma_source(t) for t in (a, b, c))
         self.path, self.kernel = "tma", gemm_tma_kernel
         # Placeholder blocks; fit_descriptors sets each config's tile before launch.
         descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a_src, b_src, c_src)]
         self.args = (*descs, self.bias, *self.scales, self.M, self.N, self.K, *self.bias_strides)
         self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms)
+
+    @property
+    def staged(self) -> bool:
+        """Whether operands or C are copied for this product (its memory cost: those copies)."""
+        return any(self.stagers) or self.stage_c
 
     @property
     def can_split(self) -> bool:
@@ -318,9 +327,9 @@ class Product:
         return kernels
 
     def compiled(self, kernels, cfg: triton.Config):
-        """What fast_launch needs to relaunch this product's launches, or None where a call must
-        re-plan: operands staged by a copy, and tracing or graph capture."""
-        if None in kernels or self.staged or not self.can_benchmark:
+        """What fast_launch needs to relaunch this product's launches (its staging copies are
+        repeated by _relaunch), or None where a call must re-plan: tracing or graph capture."""
+        if None in kernels or not self.can_benchmark:
             return None
         launches = []
         for compiled, (kernel, grid, args, constants) in zip(kernels, self.steps(cfg)):
@@ -413,7 +422,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         if len(_compiled) >= 4096:  # many distinct shapes: start over rather than grow without bound
             _compiled.clear()
         workspace = (config_space.split_k(cfg), launch.M, launch.N) if len(ready) > 1 else None
-        _compiled[key] = _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)))
+        stage = (tuple(launch.stagers), launch.stage_c) if launch.staged else None
+        _compiled[key] = _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage)
     return out
 
 
@@ -437,6 +447,7 @@ class _Relaunch(NamedTuple):
     launches: tuple
     workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
+    stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
 
 
 # _Relaunch by launch_key: products seen before relaunch their compiled kernels.
@@ -474,12 +485,20 @@ def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
                 return None
     with device.on_device(a.device):
         stream = fast_launch.current_stream(device.index(a.device))
+        c = out
+        if known.stage is not None:
+            (stage_a, stage_b), stage_c = known.stage
+            a, b = (f(t) if f else t for f, t in zip((stage_a, stage_b), (a, b)))
+            c = _aligned_empty(*out.shape, out) if stage_c else out
         if known.workspace is None:
-            return out if known.launches[0]((a, b, out, bias, *scales), stream) else None
-        ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
-        first, second = known.launches
-        return out if first((a, b, ws, None, None, None), stream) and second((ws, out, bias, *scales), stream) \
-            else None
+            done = known.launches[0]((a, b, c, bias, *scales), stream)
+        else:
+            ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
+            first, second = known.launches
+            done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
+        if done and c is not out:
+            out.copy_(c)
+        return out if done else None
 
 
 def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None, matrices=False,
