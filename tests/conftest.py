@@ -49,6 +49,8 @@ def path(request, monkeypatch):
     monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
     if request.param == "tma":  # and no product counts as too few tiles for it
         monkeypatch.setattr(module, "FEW_TILES_PER_SM", 0)
+    else:  # nor worth staging for it
+        monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
     tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 

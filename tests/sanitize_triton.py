@@ -70,7 +70,8 @@ def main() -> int:
     # The pointer path, then TMA for every product, unaligned ones through staged copies.
     for tma_min_macs in (float("inf"), 0):
         plan.TMA_MIN_MACS = tma_min_macs
-        plan.FEW_TILES_PER_SM = plan.STAGE_MIN_MACS_PER_BYTE = 0 if tma_min_macs == 0 else 1
+        plan.FEW_TILES_PER_SM = 0 if tma_min_macs == 0 else 1
+        plan.STAGE_MIN_MACS_PER_BYTE = 0 if tma_min_macs == 0 else float("inf")
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 for layout in ("NN", "NT", "TN", "TT"):
@@ -91,7 +92,7 @@ def main() -> int:
                                                   activation)
                     check(f"epilogue {kind} bias, {activation} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
                           out, ref, 1e-2)
-    plan.TMA_MIN_MACS = float("inf")  # split-K runs on the pointer kernel: 3 slices, the last one short
+    plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = float("inf")  # split-K: the pointer kernel, 3 slices
     for dtype, precision, bound in PRECISIONS:
         for M, N, K in SHAPES:
             a, b = operands(M, N, K, dtype, "NT", "cuda")

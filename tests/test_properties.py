@@ -318,6 +318,7 @@ def test_properties_catch_a_mutated_kernel(device, monkeypatch, tmp_path, capsys
     spec.loader.exec_module(module)
     monkeypatch.setattr(plan, "gemm_kernel", module.gemm_kernel)
     monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))  # the mutation is in the pointer kernel
+    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
     monkeypatch.setattr(plan, "_compiled", {})  # no relaunch of a kernel compiled from the real source
     found = minimal_failing_mm_case(device, "mutated kernel", capsys)
     assert found.K > 0 and found.M > 0 and found.N > 0

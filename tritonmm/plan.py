@@ -22,7 +22,7 @@ from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 from .kernels.split_k import split_k_reduce_kernel
-from .kernels.transpose import transpose_kernel
+from .kernels.copy import copy_kernel
 
 
 @torch.compiler.assume_constant_result  # torch.compile reads the flag when it traces, as for torch.mm
@@ -106,12 +106,15 @@ def _few_tiles(facts, M, N) -> bool:
 
 
 def tma_path(facts, M, N, K, staged_bytes: int) -> bool:
-    """The kernel path rule, in one place: the TMA kernel for large products on Hopper whose
-    tiles fill the GPU, staging operands TMA cannot read (``staged_bytes`` is what staging
-    them would move, 0 when none needs it) when the product is compute-bound enough to pay."""
+    """The kernel path rule, in one place: the TMA kernel on Hopper for products whose tiles fill
+    the GPU, when large (aligned operands), or when compute-bound enough to pay for staging
+    what TMA cannot read (``staged_bytes``: what the copies move, 0 when none is needed)."""
     macs = M * N * K
-    return (facts.tma and macs >= TMA_MIN_MACS and not _few_tiles(facts, M, N)
-            and macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes)
+    if not facts.tma or _few_tiles(facts, M, N):
+        return False
+    if staged_bytes:  # unaligned rows: the pointer kernel is slow at every size, so intensity alone decides
+        return macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes
+    return macs >= TMA_MIN_MACS
 
 
 def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
@@ -124,8 +127,8 @@ def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
     """t copied into a buffer TMA can read, in t's own orientation (a transposed view stays one,
     so the copy is a plain strided copy, not a transpose)."""
     if t.stride(0) == 1 and t.stride(1) != 1:
-        return _aligned_empty(t.shape[1], t.shape[0], t).T.copy_(t)
-    return _aligned_empty(*t.shape, t).copy_(t)
+        return copy(t, _aligned_empty(t.shape[1], t.shape[0], t).T, traced)
+    return copy(t, _aligned_empty(*t.shape, t), traced)
 
 
 def _layout(t: torch.Tensor) -> str:
@@ -172,16 +175,21 @@ def launcher(kernel, traced: bool):
     return _NoLaunch() if validation.interpreting() else torch.library.wrap_triton(kernel)
 
 
-def transpose(x: torch.Tensor, traced: bool = False) -> torch.Tensor:
-    """x.T as a new row-major tensor with 16-byte aligned rows, through transpose_kernel:
-    2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous() (notes/NOTES.md)."""
+def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """y[:] = x for 2-D tensors of one shape and any strides, through copy_kernel; returns y.
+    Transposing: 2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous()
+    (notes/NOTES.md); into padded rows, torch's copy_ moved 1.5 TB/s (session 4, run 2)."""
     R, C = x.shape
-    y = _aligned_empty(C, R, x)
     if y.numel():
         grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
         with device.on_device(x.device):
-            launcher(transpose_kernel, traced)[grid](x, y, R, C, x.stride(0), x.stride(1), y.stride(0), BLOCK=64)
+            launcher(copy_kernel, traced)[grid](x, y, R, C, *x.stride(), *y.stride(), BLOCK=64)
     return y
+
+
+def transpose(x: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """x.T as a new row-major tensor with 16-byte aligned rows."""
+    return copy(x.T, _aligned_empty(x.shape[1], x.shape[0], x), traced)
 
 
 def _row_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
@@ -323,7 +331,7 @@ class Product:
                 else dict(num_warps=4)
             kernels.append(launcher(kernel, self.traced)[grid](*args, **constants, **warps))
         if self.c is not self.out:
-            self.out.copy_(self.c)
+            copy(self.c, self.out, self.traced)
         return kernels
 
     def compiled(self, kernels, cfg: triton.Config):
@@ -497,7 +505,7 @@ def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
             first, second = known.launches
             done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
         if done and c is not out:
-            out.copy_(c)
+            copy(c, out)
         return out if done else None
 
 

@@ -7,6 +7,6 @@ issues tensor-core instructions.
   split-K for products of few tiles.
 * ``split_k.split_k_reduce_kernel``: split-K's second pass, the slices added in a fixed order.
 * ``gemm_tma.gemm_tma_kernel``: TMA tensor descriptors, persistent, 16-byte aligned rows.
-* ``transpose.transpose_kernel``: a tiled transposing copy (operands staged for TMA: K-major TF32, aligned rows).
+* ``copy.copy_kernel``: a tiled strided copy (operands staged for TMA: K-major copies, aligned rows).
 * ``tiles``: what the programs share: the tile order and the fused epilogue.
 """
