@@ -175,15 +175,35 @@ def launcher(kernel, traced: bool):
     return _NoLaunch() if validation.interpreting() else torch.library.wrap_triton(kernel)
 
 
+# fast_launch.Compiled of copy_kernel by the facts its specialization depends on: a staged
+# product repeats its copies every call, and kernel[grid]'s binding (~20 us) would triple their
+# host cost (session 4, run 6: 1023x1025x1027 eager 203 us a call against 28 us in a graph).
+_copy_launches: dict = {}
+
+
 def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False) -> torch.Tensor:
     """y[:] = x for 2-D tensors of one shape and any strides, through copy_kernel; returns y.
     Transposing: 2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous()
     (notes/NOTES.md); into padded rows, torch's copy_ moved 1.5 TB/s (session 4, run 2)."""
     R, C = x.shape
-    if y.numel():
-        grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
-        with device.on_device(x.device):
-            launcher(copy_kernel, traced)[grid](x, y, R, C, *x.stride(), *y.stride(), BLOCK=64)
+    if not y.numel():
+        return y
+    grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
+    args = (x, y, R, C, *x.stride(), *y.stride())
+    key = None
+    if not traced and fast_launch.enabled():
+        key = (x.device, x.dtype, x.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15)
+        known = _copy_launches.get(key)
+        if known is not None:
+            with device.on_device(x.device):
+                if known((x, y), fast_launch.current_stream(device.index(x.device))):
+                    return y
+    with device.on_device(x.device):
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64)
+    if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
+        if len(_copy_launches) >= 4096:
+            _copy_launches.clear()
+        _copy_launches[key] = fast_launch.Compiled(compiled, grid, (*args[2:], 64))
     return y
 
 
