@@ -2,7 +2,8 @@
 # One device call that builds, tests and measures everything; short tables printed last.
 #   usage (on the GPU machine, repo root): bash bench/device_check.sh STAGE...
 #   stages: tests (build, pytest, sanitizers), pytest (pytest alone), multigpu (the tests that need two
-#   GPUs), suites (bench.suites: host, compile, linear, model), tuning, quick | full (bench), targets, llm
+#   GPUs), suites (bench.suites: host, compile, linear, model, fp8), tuning, quick | full (bench), targets,
+#   llm, sweep (bf16 and fp16: two calls' worth), traffic (ncu), scaling (the tiling claims)
 # A device command may run 10 minutes: run tests in one call, the rest in another.
 # Logs and results go under $OUT (default /tmp/tritonmm-out).
 set -o pipefail
@@ -37,11 +38,12 @@ fi
 if stage multigpu; then
 echo "== pytest: multi-GPU, model-level and override tests"
 nvidia-smi -L
-python3 -m pytest -q -p no:cacheprovider -p no:warnings tests/test_device.py tests/test_nn.py tests/test_override.py \
+python3 -m pytest -q -p no:cacheprovider -p no:warnings -n 4 tests/test_device.py tests/test_nn.py tests/test_override.py \
+  tests/test_fast_launch.py tests/test_library.py tests/test_plan.py \
   2>&1 | tee "$OUT/pytest-multigpu.log" | tail -15
 fi
 if stage suites; then
-SUITES=${SUITES:-host compile linear model}
+SUITES=${SUITES:-host compile linear model fp8}
 echo "== bench.suites: $SUITES"
 python3 -m bench.suites $SUITES 2>"$OUT/suites.err" | tee "$OUT/suites.log"
 tail -3 "$OUT/suites.err"
@@ -63,6 +65,21 @@ ms = timing.median_ms(lambda: tritonmm.matmul(a, b, out=out))
 print(f"warm process: {calls} benchmark calls before timing; cached config runs at {timing.tflops(4096, 4096, 4096, ms):.0f} TFLOP/s")
 PY
 
+fi
+if stage sweep; then
+  echo "== sweep (46 shapes a dtype)"
+  for dt in bf16 fp16; do
+    python3 -m bench --preset sweep --dtype $dt --out "$OUT/sweep_$dt" 2>"$OUT/sweep_$dt.err" | tee "$OUT/sweep_$dt.log" | tail -3
+  done
+fi
+if stage traffic; then
+  echo "== traffic under ncu"; ncu --version | tail -1
+  python3 -c "from cuda_reference.build import load; load()"  # build outside the profiler
+  python3 -m bench --traffic --out "$OUT/traffic" 2>"$OUT/traffic.err" | tee "$OUT/traffic.log" | tail -45
+fi
+if stage scaling; then
+  echo "== the tiling claims (reads \$OUT/traffic/traffic.json for claim 1)"
+  python3 -m bench --preset scaling --out "$OUT/traffic" 2>"$OUT/scaling.err" | tee "$OUT/scaling.log" | tail -30
 fi
 if stage full; then
   echo "== bench (full)"

@@ -215,3 +215,30 @@ def test_gpu_scaled_mm_matches_torch_scaled_mm(shape, kind):
     theirs = torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
     ref = dequantized_ref(a, b, sa, sb)
     assert frob(ours, ref) < 1e-2 and frob(ours, theirs.double()) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("special", [float("inf"), float("-inf"), float("nan")], ids=str)
+def test_gpu_tf32x3_special_values_propagate_as_ieee(special, path):
+    """Inf and NaN in an operand give what IEEE gives (the README's tf32x3 notes)."""
+    b = torch.rand(64, 64, device="cuda") + 0.5
+    a = torch.rand(64, 64, device="cuda")
+    a[0, :] = 0
+    a[0, 0] = special
+    x3 = tritonmm.mm(a, b, input_precision="tf32x3")
+    ieee = tritonmm.mm(a, b, input_precision="ieee")
+    assert torch.equal(x3.isnan(), ieee.isnan()) and torch.equal(x3.isinf(), ieee.isinf())
+    assert torch.equal(x3[x3.isinf()].sign(), ieee[ieee.isinf()].sign())
+    assert torch.isfinite(x3[1:]).all()
+
+
+@pytest.mark.gpu
+def test_gpu_tf32x3_subnormals_get_tf32_precision(path):
+    """Where tf32x3 is not IEEE: an operand below float32's normal range loses its remainder,
+    so the product keeps TF32's precision (about 1e-3), not float32's."""
+    a = torch.randn(128, 256, device="cuda") * 1e-39  # subnormal float32
+    b = torch.randn(256, 96, device="cuda")
+    err = rel_err(tritonmm.mm(a, b, input_precision="tf32x3"), a, b)
+    assert err < 1e-2
+    a = torch.randn(128, 256, device="cuda") * 1e-30  # small but normal, remainders too: float32 accuracy
+    assert rel_err(tritonmm.mm(a, b, input_precision="tf32x3"), a, b) < 1e-5
