@@ -1,10 +1,12 @@
 """One product -> kernel path, config, grid and arguments, launched on its operands' device.
 
 ``product(a, b, ...)`` is the one entry point below the public API: act(a @ b + bias) for 2-D
-operands, or for 3-D ones a batch of products in one launch. It decides the precision's
-constants, picks the kernel path (TMA descriptors for large products whose operands allow
-it, pointers otherwise), asks tuning.py for a config unless one is pinned, and launches
-on the operands' device. Checks live in validation.py, tile spaces in config_space.py.
+operands (FP8 ones with their scales), or for 3-D ones a batch of products in one launch. It
+decides the precision's constants, picks the kernel path (tma_path: TMA descriptors for large
+products, operands TMA cannot read staged into aligned copies when that pays; pointers
+otherwise, split over K where the tuner finds it faster), asks tuning.py for a config unless
+one is pinned, and launches on the operands' device. A product seen before is relaunched from
+a cache (relaunch, _relaunch). Checks live in validation.py, tile spaces in config_space.py.
 
 Under torch.compile the same code is traced with fake tensors (library.py registers it
 through ``torch.library.triton_op``): nothing is benchmarked, pointer-kernel launches go
@@ -12,11 +14,11 @@ through ``wrap_triton``, and a product that would take the TMA kernel is left to
 graph runs, through the opaque operator tritonmm::eager_product (host-side descriptors do not
 trace in torch 2.11-2.14). Callers check arguments first (validation.py, override.py).
 """
+from typing import NamedTuple
+
 import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
-
-from typing import NamedTuple
 
 from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
