@@ -140,7 +140,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     Under autograd the product runs with its bias fused and the activation in torch, so
     the backward pass reuses the saved pre-activation instead of recomputing the product.
     """
-    if isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1:
+    if isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1 and weight.dim() == 2:
         y = _relaunched(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, config, input_precision,
                         bias, "none" if activation is None else activation, matrices=True)
         if y is not None:
