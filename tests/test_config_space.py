@@ -1,4 +1,5 @@
 """The tile spaces, their pruning and the no-tuning heuristic."""
+import pytest
 import torch
 
 from tritonmm import config_space as cs
@@ -7,10 +8,11 @@ H100_SMEM = 232448
 
 
 def test_every_config_fits_an_h100_on_both_paths():
-    for fam in ("16bit", "tf32", "ieee"):
-        size = 2 if fam == "16bit" else 4
+    for fam in ("16bit", "fp8", "tf32", "tf32x3", "ieee"):
+        size = {"16bit": 2, "fp8": 1}.get(fam, 4)
         for cfg in cs.space(fam):
-            assert cs.smem_bytes(cfg, size, tma=True) <= H100_SMEM, (fam, cfg)
+            out = 2 if fam == "fp8" else None  # FP8 products write 16-bit C
+            assert cs.smem_bytes(cfg, size, tma=True, out_bytes=out) <= H100_SMEM, (fam, cfg)
 
 
 def test_smem_estimate():
@@ -21,9 +23,10 @@ def test_smem_estimate():
 
 def test_prune_drops_what_does_not_fit():
     space = cs.space("16bit")
-    kept, dropped = cs.prune(space, 4096, 4096, 4096, 2, 100_000, tma=True)
-    assert all(cs.smem_bytes(c, 2, True) <= 100_000 for c in kept)
+    kept, dropped = cs.prune(space, 4096, 4096, 4096, 2, 120_000, tma=True)
+    assert kept and all(cs.smem_bytes(c, 2, True) <= 120_000 for c in kept)
     assert dropped["shared memory"] == len(space) - len(kept) > 0
+    assert all(c in space for c in kept)  # as they are: some fit, so none is made shallower
 
 
 def test_prune_drops_oversized_blocks_for_small_shapes():
@@ -62,5 +65,21 @@ def test_smem_estimate_counts_a_matrix_bias_tile():
     cfg = cs.make_config(128, 256, 64, 4, 8)
     plain = cs.smem_bytes(cfg, 2, tma=True)
     assert cs.smem_bytes(cfg, 2, tma=True, matrix_bias=True) == plain + 128 * 256 * 2
-    kept, _ = cs.prune([cfg], 4096, 4096, 4096, 2, H100_SMEM, tma=True, matrix_bias=True)
-    assert plain <= H100_SMEM and not kept  # 4-stage 128x256 fits without the bias tile, not with it
+    assert plain <= H100_SMEM < cs.smem_bytes(cfg, 2, tma=True, matrix_bias=True)  # fits without the bias tile only
+    kept, why = cs.prune(cs.space("16bit"), 4096, 4096, 4096, 2, H100_SMEM, tma=True, matrix_bias=True)
+    assert cfg not in kept and why["shared memory"] > 0 and kept
+
+
+@pytest.mark.parametrize("fam", ["16bit", "fp8", "tf32", "tf32x3", "ieee"])
+@pytest.mark.parametrize("limit", [65536, 49152])
+def test_small_shared_memory_keeps_configs_with_fewer_stages(fam, limit):
+    """On a GPU with far less shared memory than Hopper's, no config of the space fits as it is:
+    the space comes back with shallower pipelines, not empty (tuning an empty space fails)."""
+    size = {"16bit": 2, "fp8": 1}.get(fam, 4)
+    kept, why = cs.prune(cs.space(fam), 4096, 4096, 4096, size, limit, tma=False)
+    assert kept and all(cs.smem_bytes(c, size, tma=False) <= limit for c in kept)
+    assert all(c.num_stages >= 1 for c in kept) and len(set(map(str, kept))) == len(kept)
+    dtype = {"16bit": torch.float16, "fp8": torch.float8_e4m3fn}.get(fam, torch.float32)
+    cfg = cs.heuristic(4096, 4096, 4096, dtype, fam, 46, size, limit, False)
+    assert cs.family(dtype, fam) == fam
+    assert cs.smem_bytes(cfg, size, tma=False) <= limit

@@ -108,8 +108,22 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_byt
     """Drop configs that cannot fit in shared memory, and those whose blocks are far
     larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a
     smaller block of the space would do. Returns (kept, reasons for each dropped)."""
-    fits = [c for c in cfgs if smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes) <= smem_limit]
+    def fit(c):
+        return smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes) <= smem_limit
+    fits = [c for c in cfgs if fit(c)]
     dropped = {"shared memory": len(cfgs) - len(fits)}
+    if not fits:
+        # A GPU with less shared memory than the spaces were sized for (Hopper's 227 KB): each
+        # config with the deepest pipeline that fits, rather than an empty space to tune over.
+        fits = []
+        for c in cfgs:
+            for stages in range(c.num_stages - 1, 0, -1):
+                shallower = make_config(num_warps=c.num_warps, num_stages=stages, **c.kwargs)
+                if fit(shallower):
+                    if shallower not in fits:
+                        fits.append(shallower)
+                    break
+        dropped = {"shared memory (the rest kept with fewer stages)": len(cfgs) - len(fits)}
     kept = fits
     for dim, size in (("BLOCK_M", M), ("BLOCK_N", N), ("BLOCK_K", K)):
         smallest = min((c.kwargs[dim] for c in kept), default=0)
