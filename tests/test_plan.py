@@ -226,3 +226,82 @@ def test_gpu_staged_products_relaunch_with_their_copies(dtype, staging, monkeypa
         tritonmm.mm(a, b, out=out, input_precision=precision)
         assert rel_err(out, a, b) < BOUND[dtype]
     assert len(plans) == 1
+
+
+class _Launched:
+    """Stands in for a compiled kernel's relaunch: records the call, launches nothing."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, tensors, stream):
+        self.calls += 1
+        return True
+
+
+def _seed(monkeypatch, a, b, bias=None, activation="none", precision="native"):
+    """A launch-cache entry for product(a, b, ...), as an earlier eager call would leave it."""
+    from tritonmm import fast_launch
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    monkeypatch.setattr(fast_launch, "current_stream", lambda index: 0)
+    monkeypatch.setattr(plan.device, "index", lambda d: 0)
+    launched = _Launched()
+    key = plan.launch_key(a, b, None, bias, activation, precision)
+    monkeypatch.setitem(plan._compiled, key, plan._Relaunch((launched,), None, (0, 0, 0), None))
+    return launched
+
+
+def test_relaunch_keeps_the_checks_it_skips(monkeypatch, device):
+    """A cached key is reached only by calls that would pass the checks: a bogus precision for a
+    16-bit product, or a linear bias of a shape linear refuses (the aten override caches addmm's
+    matrix biases), take the full path and raise."""
+    a, b = torch.randn(8, 16, device=device).half(), torch.randn(16, 12, device=device).half()
+    launched = _seed(monkeypatch, a, b)
+    tritonmm.mm(a, b)
+    assert launched.calls == 1  # the seeded entry is live
+    with pytest.raises(ValueError, match="input_precision"):
+        tritonmm.mm(a, b, input_precision="bogus")
+    w = b.T
+    matrix_bias = torch.randn(8, 12, device=device).half()
+    launched = _seed(monkeypatch, a, b, bias=matrix_bias)
+    with pytest.raises(ValueError, match="bias"):
+        tritonmm.linear(a, w, matrix_bias)
+    assert launched.calls == 0
+    vector_bias = torch.randn(12, device=device).half()
+    launched = _seed(monkeypatch, a, b, bias=vector_bias, activation="relu")
+    assert tritonmm.linear(a[None], w, vector_bias, "relu").shape == (1, 8, 12)  # linear's own relaunch path
+    assert launched.calls == 1
+
+
+def test_split_k_is_refused_where_the_workspace_passes_int32(device, pointer):
+    a, b = operands(4, 16, 4096, torch.float16, "NT", device)
+    launch = Product(a, b, torch.empty(4, 16, dtype=torch.float16, device=device), "native")
+    cfg = config_space.make_config(16, 16, 128, 2, 4, SPLIT_K=4)
+    assert launch.split(cfg) == 4
+    launch.M = launch.N = 46341  # 4 * 46341**2 > 2**31
+    assert launch.split(cfg) == 1
+
+
+def test_tuning_where_nothing_compiles_says_so(device, monkeypatch):
+    from triton.runtime.errors import OutOfResources
+
+    from tritonmm import timing, tuning
+    a, b = operands(1024, 1024, 1024, torch.float16, "NN", device)
+    launch = Product(a, b, torch.empty(1024, 1024, dtype=torch.float16, device=device), "native")
+    assert len(launch.candidates()) > 1
+
+    def unrunnable(fn, **kwargs):
+        raise OutOfResources(300000, 232448, "shared memory")
+    monkeypatch.setattr(timing, "median_ms", unrunnable)
+    with pytest.raises(RuntimeError, match="no config"):
+        tuning.tune(launch)
+
+
+def test_scaled_mm_traced_with_fake_tensors_keeps_scales_and_dtype():
+    """make_fx-style tracing records the scaled_mm operator, not a plain product."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        a = torch.empty(2048, 2048, dtype=torch.float8_e4m3fn)
+        b = torch.empty(2048, 2048, dtype=torch.float8_e4m3fn).T
+        y = tritonmm.scaled_mm(a, b, torch.ones(2048, 1), torch.ones(1, 2048), out_dtype=torch.bfloat16)
+    assert y.dtype == torch.bfloat16 and y.shape == (2048, 2048)

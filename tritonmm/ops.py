@@ -26,11 +26,11 @@ def _needs_op(*tensors) -> bool:
     return torch.compiler.is_compiling() or _records_grad(*tensors)
 
 
-def _relaunched(a, b, out, config, input_precision, bias=None, activation="none", matrices=False):
+def _relaunched(a, b, out, config, input_precision, matrices=False):
     """A plain eager call of a product seen before, launched from plan's cache; None otherwise."""
-    if config is not None or _needs_op(a, b, bias):
+    if config is not None or _needs_op(a, b):
         return None
-    return plan.relaunch(a, b, out, bias, activation, input_precision, matrices)
+    return plan.relaunch(a, b, out, None, "none", input_precision, matrices)
 
 
 def _common(dtype, config, input_precision):
@@ -140,9 +140,12 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     Under autograd the product runs with its bias fused and the activation in torch, so
     the backward pass reuses the saved pre-activation instead of recomputing the product.
     """
-    if isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1 and weight.dim() == 2:
-        y = _relaunched(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, config, input_precision,
-                        bias, "none" if activation is None else activation, matrices=True)
+    # The relaunch path for a (N,) bias only: the aten override caches addmm's products, whose
+    # biases may be matrices or scalars, under keys a linear call could otherwise match.
+    if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
+            and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
+        y = plan.relaunch(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, bias,
+                          "none" if activation is None else activation, input_precision, True)
         if y is not None:
             return y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)
@@ -177,7 +180,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16):
     validation.check_scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype)
     # The kernels read a vector scale with unit stride.
     scale_a, scale_b = scale_a.contiguous(), scale_b.contiguous()
-    if torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() or validation.traced(a):  # compile, export, make_fx: the operator
         return torch.ops.tritonmm.scaled_mm(a, b, scale_a, scale_b, bias, out_dtype)
     return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
 

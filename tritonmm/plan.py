@@ -314,8 +314,10 @@ class Product:
         return self.path == "pointer" and not self.batched and not self.traced
 
     def split(self, cfg: triton.Config) -> int:
-        """Slices of K this config runs with here (a SPLIT_K pinned where it cannot apply is 1)."""
-        return config_space.split_k(cfg) if self.can_split else 1
+        """Slices of K this config runs with here: 1 for a SPLIT_K pinned where it cannot apply,
+        and where the workspace would pass 2**31 elements (split_k.py offsets it in int32)."""
+        split = config_space.split_k(cfg) if self.can_split else 1
+        return split if split * _hint(self.M) * _hint(self.N) < 2 ** 31 else 1
 
     def grid(self, meta, split: int = 1):
         tiles = triton.cdiv(self.M, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
@@ -424,7 +426,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch
     (a batch stride of 0 broadcasts an operand). FP8 operands come with ``scales`` (scale_a,
     scale_b) applied to the fp32 accumulator. Arguments are assumed checked (validation.py)."""
-    if out is None and validation.traced(a) and _tma_when_run(a, b):
+    if out is None and validation.traced(a) and scales == (None, None) and _tma_when_run(a, b):
         # torch.compile is tracing a product that runs on the TMA kernel. Its host-side tensor
         # descriptors do not trace through triton_op in torch 2.11-2.14 (the compiled graph lost
         # the launch), and the pointer kernel runs such products at 0.4x (notes/NOTES.md, run 15):
@@ -460,7 +462,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
 def _tma_when_run(a, b) -> bool:
     """Whether product(a, b) on real tensors like these would take the TMA path (tma_path), read
     from strides and storage offsets, which fake tensors have; sizes as their example values
-    under dynamic shapes (the choice only moves speed). C is allocated aligned when it runs."""
+    under dynamic shapes (the choice only moves speed). C is a new (M, N) tensor, staged when
+    its rows are not 16-byte aligned."""
     def staged_bytes(t):
         size = t.element_size()
         row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
@@ -469,7 +472,8 @@ def _tma_when_run(a, b) -> bool:
     if a.dim() != 2:
         return False
     M, K, N = _hint(a.shape[0]), _hint(a.shape[1]), _hint(b.shape[1])
-    return tma_path(device.facts(a.device), M, N, K, staged_bytes(a) + staged_bytes(b))
+    c_bytes = 0 if N * a.element_size() % 16 == 0 else 2 * M * N * a.element_size()
+    return tma_path(device.facts(a.device), M, N, K, staged_bytes(a) + staged_bytes(b) + c_bytes)
 
 
 class _Relaunch(NamedTuple):
@@ -542,6 +546,8 @@ def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None,
     try:
         if matrices and (a.dim() != 2 or b.dim() != 2):
             return None
+        if input_precision is not None and input_precision not in validation.PRECISIONS:
+            return None  # 16-bit products resolve any precision to "native": the checks refuse it
         key = launch_key(a, b, out, bias, activation, resolve_precision(a.dtype, input_precision), scales, out_dtype)
         hash(key)
     except (AttributeError, TypeError, RuntimeError):  # not tensors, unhashable, no storage

@@ -29,7 +29,7 @@ def tune(product, progress=None):
     where they apply) and caches the winner; the caller makes the product's device current.
     Each config is timed on the product's whole launch sequence (both passes of split-K).
     Returns (best config, {config: median ms} for every config timed)."""
-    candidates = product.candidates()
+    candidates = product.candidates() or [product.heuristic()]
     with _tuning:
         if len(candidates) == 1:  # nothing to choose: not timed
             timings = {candidates[0]: float("nan")}
@@ -44,6 +44,10 @@ def tune(product, progress=None):
                     progress.update(1)
     best = min(timings, key=timings.get)
     ms = timings[best]
+    if ms == float("inf"):  # nothing ran: say so rather than cache a config that fails every call
+        raise RuntimeError(f"no config of tritonmm's {product.dtype} space compiles for this {product.M}x"
+                           f"{product.N}x{product.K} product on {product.facts.name}: each raised one of "
+                           f"{[e.__name__ for e in _UNRUNNABLE]}; pin a smaller one with config=")
     M, N, K = product.M, product.N, product.K
     cache.store(product.cache_key(), best, tuned_shape=[M, N, K], ms=ms,
                 tflops=timing.tflops(product.Z * M, N, K, ms))
