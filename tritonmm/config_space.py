@@ -9,6 +9,8 @@ smaller K steps and fewer stages win.
 import triton
 import torch
 
+from .validation import FP8_DTYPES
+
 TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
@@ -49,7 +51,7 @@ def family(dtype: torch.dtype, precision: str) -> str:
     """The config space a (dtype, precision) pair tunes over."""
     if dtype in (torch.float16, torch.bfloat16):
         return "16bit"
-    if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+    if dtype in FP8_DTYPES:
         return "fp8"
     return precision  # float32: "tf32", "tf32x3" or "ieee"
 
@@ -157,6 +159,13 @@ def split_for(tiles: int, k_steps: int, num_sms: int) -> int:
     return split
 
 
+def _split_of(cfg: triton.Config, M, N, K, num_sms) -> int:
+    """split_for with cfg's tile: its tiles over (M, N) and its K steps."""
+    k = cfg.kwargs
+    return split_for(triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"]), triton.cdiv(K, k["BLOCK_K"]),
+                     num_sms)
+
+
 def with_split_k(cfgs, M, N, K, num_sms) -> list:
     """cfgs, each followed by its split-K variants where they apply: split_for's count and twice
     that (a decode product is bound by bytes in flight, which more slices raise)."""
@@ -164,9 +173,8 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     for c in cfgs:
         out.append(c)
         k = c.kwargs
-        tiles = triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"])
         k_steps = triton.cdiv(K, k["BLOCK_K"])
-        split = split_for(tiles, k_steps, num_sms)
+        split = _split_of(c, M, N, K, num_sms)
         if split > 1:
             for s in (split, 2 * split):
                 if s <= MAX_SPLIT_K and k_steps // s >= MIN_SPLIT_STEPS:
@@ -190,11 +198,9 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
         return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
 
     best = max(kept, key=score)
-    k = best.kwargs
-    split = split_for(triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"]), triton.cdiv(K, k["BLOCK_K"]),
-                      num_sms) if can_split else 1
+    split = _split_of(best, M, N, K, num_sms) if can_split else 1
     return best if split == 1 else make_config(num_warps=best.num_warps, num_stages=best.num_stages,
-                                               **dict(k, SPLIT_K=split))
+                                               **dict(best.kwargs, SPLIT_K=split))
 
 
 def as_list(cfg: triton.Config) -> list:

@@ -138,9 +138,6 @@ def _layout(t: torch.Tensor) -> str:
     return "N" if t.stride(-1) == 1 else "T" if t.stride(-2) == 1 else "S"
 
 
-FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
-
-
 def scale_kind(scale, vector: str) -> str:
     """How an FP8 operand's scale applies (kernels.tiles.SCALE_KINDS): one value, or a vector
     ("row" for A's (M, 1), "column" for B's (1, N)); "none" without one."""
@@ -203,9 +200,7 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False) -> torch.Tensor
     with device.on_device(x.device):
         compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64)
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        if len(_copy_launches) >= 4096:
-            _copy_launches.clear()
-        _copy_launches[key] = fast_launch.Compiled(compiled, grid, (*args[2:], 64))
+        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[2:], 64)))
     return y
 
 
@@ -252,7 +247,7 @@ class Product:
             SCALE_A=scale_kind(scales[0], "row"), SCALE_B=scale_kind(scales[1], "column"),
             # tl.dot's input_precision; 16-bit products ignore it.
             INPUT_PRECISION=precision if precision in ("ieee", "tf32x3") else "tf32",
-            UPCAST=a.dtype in (torch.bfloat16, *FP8_DTYPES) and validation.interpreting(),
+            UPCAST=a.dtype in (torch.bfloat16, *validation.FP8_DTYPES) and validation.interpreting(),
         )
         self.bias, self.out = bias, c
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
@@ -260,7 +255,8 @@ class Product:
         # Copies made before the kernel: a function per operand (None: read as it is), and whether
         # C goes through an aligned buffer. A relaunch of this product repeats them (_relaunch).
         self.stagers, self.stage_c = [None, None], False
-        if self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in FP8_DTYPES) and not self.batched:
+        if self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in validation.FP8_DTYPES) \
+                and not self.batched:
             self.stagers = _k_major_stagers(a, b)
             a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
         self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
@@ -345,26 +341,27 @@ class Product:
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
-        """Launches under ``cfg``, then copies a staged C into out; returns Triton's compiled
-        kernel of each launch (None in the interpreter)."""
-        kernels = []
-        for kernel, grid, args, constants in self.steps(cfg):
+        """Launches under ``cfg``, then copies a staged C into out; returns the launches as
+        (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
+        launched = []
+        for step in self.steps(cfg):
+            kernel, grid, args, constants = step
             if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             warps = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if kernel is not split_k_reduce_kernel \
                 else dict(num_warps=4)
-            kernels.append(launcher(kernel, self.traced)[grid](*args, **constants, **warps))
+            launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **warps), step))
         if self.c is not self.out:
             copy(self.c, self.out, self.traced)
-        return kernels
+        return launched
 
-    def compiled(self, kernels, cfg: triton.Config):
-        """What fast_launch needs to relaunch this product's launches (its staging copies are
+    def compiled(self, launched):
+        """What fast_launch needs to relaunch the launches run() made (its staging copies are
         repeated by _relaunch), or None where a call must re-plan: tracing or graph capture."""
-        if None in kernels or not self.can_benchmark:
+        if any(compiled is None for compiled, _ in launched) or not self.can_benchmark:
             return None
         launches = []
-        for compiled, (kernel, grid, args, constants) in zip(kernels, self.steps(cfg)):
+        for compiled, (kernel, grid, args, constants) in launched:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
             # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
             tensors = 5 if kernel is split_k_reduce_kernel else 6
@@ -415,7 +412,7 @@ class Product:
         that fits without it too large."""
         bias, act = self.constants["BIAS"], self.constants["ACTIVATION"]
         plain = "" if bias == act == "none" else f"+{bias}+{act}"
-        if self.dtype not in FP8_DTYPES:
+        if self.dtype not in validation.FP8_DTYPES:
             return plain
         return f"{plain}+scale-{self.constants['SCALE_A']}-{self.constants['SCALE_B']}+{str(self.out.dtype)[6:]}"
 
@@ -448,15 +445,20 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation, scales)
         cfg = config or tuning.choose_config(launch)
-        kernels = launch.run(cfg)
-        ready = launch.compiled(kernels, cfg) if key is not None else None
+        launched = launch.run(cfg)
+        ready = launch.compiled(launched) if key is not None else None
     if ready is not None:
-        if len(_compiled) >= 4096:  # many distinct shapes: start over rather than grow without bound
-            _compiled.clear()
-        workspace = (config_space.split_k(cfg), launch.M, launch.N) if len(ready) > 1 else None
+        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 else None  # as steps() made it
         stage = (tuple(launch.stagers), launch.stage_c) if launch.staged else None
-        _compiled[key] = _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage)
+        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage))
     return out
+
+
+def _remember(cache: dict, key, entry) -> None:
+    """cache[key] = entry; a cache of many distinct shapes starts over rather than grow without bound."""
+    if len(cache) >= 4096:
+        cache.clear()
+    cache[key] = entry
 
 
 def _tma_when_run(a, b) -> bool:
