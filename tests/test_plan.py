@@ -212,14 +212,15 @@ def test_gpu_decode_shapes_split_and_relaunch(shape, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_gpu_staged_products_relaunch_with_their_copies(dtype, staging, monkeypatch):
+@pytest.mark.parametrize("dtype, precision", [(torch.float16, None), (torch.bfloat16, None),
+                                              (torch.float32, "ieee"), (torch.float32, "tf32x3")], ids=str)
+def test_gpu_staged_products_relaunch_with_their_copies(dtype, precision, staging, monkeypatch):
     """A staged product is planned once; later calls repeat its copies from the launch cache and
-    stay right on fresh inputs (unaligned A and B, a C that needs staging too)."""
+    stay right on fresh inputs (unaligned A and B, a C that needs staging too; tf32x3's operands
+    split into TF32 parts)."""
     plans = []
     real = Product.__init__
     monkeypatch.setattr(Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
-    precision = "ieee" if dtype == torch.float32 else None
     for _ in range(3):
         a, b = operands(67, 45, 33, dtype, "NT", "cuda")
         out = nan_out(67, 45, dtype, "cuda")

@@ -4,7 +4,7 @@ import torch
 from conftest import rel_err
 
 import tritonmm
-from tritonmm import config_space
+from tritonmm import config_space, device as devices, plan
 from tritonmm.plan import Product, resolve_precision
 from tritonmm.tune import operands
 
@@ -70,6 +70,71 @@ def test_tf32x3_has_its_own_space_and_kernel_constant(device):
     launch = Product(a, b, torch.empty(32, 32, device=device), "tf32x3")
     assert launch.constants["INPUT_PRECISION"] == "tf32x3"
     assert "tf32x3" in launch.tuning_key and "tf32x3" in launch.cache_key()
+
+
+def test_tf32_split_parts(device):
+    """The split tf32x3's TMA kernel reads: both parts TF32 (low 13 mantissa bits zero), their sum
+    x to 2**-23 relative for normal x; Inf and NaN whole in the high part, remainder 0; near
+    float32's largest the high part stays finite. Read through a transposed view as well."""
+    x = torch.randn(70, 130, device=device) * torch.logspace(-30, 30, 130, device=device)
+    x[0, :6] = torch.tensor([float("inf"), -float("inf"), float("nan"), 3.4028235e38, -3.4028235e38, 0.0])
+    for src in (x, x.T.contiguous().T):
+        hi, lo = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+        plan.copy(src, hi, lo=lo)
+        for part in (hi, lo):
+            assert not (part.view(torch.int32) & 0x1FFF).any()
+        finite = x.isfinite()
+        err = (hi.double() + lo.double() - x.double()).abs()
+        assert (err[finite] <= 2.0 ** -23 * x.double().abs()[finite]).all()
+        assert hi[0, 3:5].isfinite().all() and torch.equal(lo[~finite], torch.zeros_like(lo[~finite]))
+        assert torch.equal(hi[~finite].isnan(), x[~finite].isnan()) and (hi[0, :2] == x[0, :2]).all()
+
+
+@pytest.fixture
+def split_path(monkeypatch, device):
+    """Every tf32x3 product on the TMA kernel with split operands: on Hopper, or in the CPU
+    interpreter (which runs tensor descriptors) as if on one."""
+    if device == "cpu":
+        hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+        monkeypatch.setattr(plan.device, "facts", lambda d: hopper)
+    elif not devices.facts(torch.device(device)).tma:
+        pytest.skip("the TMA kernel needs Hopper")
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
+    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
+    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", 0)
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("shape", [(33, 65, 31), (64, 48, 40), (1, 9, 70), (130, 200, 257)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_tf32x3_split_operands_on_the_tma_kernel(shape, layout, device, split_path):
+    """Split once into stacked K-major buffers, never the caller's tensors; a missing or misread
+    remainder would leave TF32's error (~1e-4) even in the interpreter, where each dot is exact."""
+    a, b = operands(*shape, torch.float32, layout, device)
+    a_before, b_before = a.clone(), b.clone()
+    out = torch.full(shape[:2], float("nan"), device=device)
+    launch = Product(a, b, out, "tf32x3")
+    assert launch.presplit and launch.path == "tma" and launch.constants["PRESPLIT"]
+    assert launch.a.shape == (2 * shape[0], shape[2]) and launch.b.shape == (shape[2], 2 * shape[1])
+    assert launch.tuning_key[2] == "tf32x3-split" and launch.space() == config_space.space("tf32x3-split")
+    launch.run(launch.heuristic())
+    assert rel_err(out, a, b) < 1e-5
+    assert torch.equal(a, a_before) and torch.equal(b, b_before)
+
+
+@pytest.mark.parametrize("special", [float("inf"), float("-inf"), float("nan")], ids=str)
+def test_tf32x3_split_operands_propagate_specials_as_ieee(special, device, split_path):
+    """A zero remainder times an Inf high part is NaN; the kernel drops that NaN, so Inf and NaN
+    come out where IEEE puts them (an Inf in a and in b, of both signs: NaN there too)."""
+    b = torch.rand(64, 48, device=device) + 0.5
+    a = torch.rand(40, 64, device=device)
+    a[0, :] = 0
+    a[0, 0] = special
+    a[1, 3], b[5, 7] = 1.0, -float("inf")  # an exact 1.0: its remainder is 0
+    x3 = tritonmm.mm(a, b, input_precision="tf32x3")
+    ieee = a.double() @ b.double()
+    assert torch.equal(x3.isnan(), ieee.isnan()) and torch.equal(x3.isinf(), ieee.isinf())
+    assert torch.equal(x3[x3.isinf()].sign(), ieee[ieee.isinf()].sign().float())
 
 
 @pytest.mark.gpu

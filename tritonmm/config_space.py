@@ -34,6 +34,14 @@ _SPACES = {
         (128, 256, 32, 3, 8), (256, 128, 32, 3, 8), (128, 128, 32, 4, 8), (128, 128, 32, 3, 4),
         (128, 128, 64, 3, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4),
     ],
+    # tf32x3 on operands split before the kernel (plan.py; kernels/gemm_tma.py, PRESPLIT): four
+    # float32 tiles a K step (both parts of A and of B), so half the K depth of TF32's tiles for
+    # the same shared memory, and two fp32 accumulators, which keep tiles at 128x128 per 8 warps
+    # (a 128x256 tile's two would need 256 registers a thread).
+    "tf32x3-split": [
+        (128, 128, 32, 3, 8), (128, 128, 16, 4, 8), (128, 128, 16, 6, 8), (128, 128, 32, 3, 8, 4),
+        (128, 256, 16, 3, 8), (256, 128, 16, 3, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4),
+    ],
     # FP8 (scaled_mm): 1-byte operands, so K tiles of 128 for the same bytes per step as 16-bit
     # ones of 64; wgmma takes FP8 from shared memory K-major (plan.py stages B so).
     "fp8": [
@@ -47,12 +55,15 @@ _SPACES = {
 }
 
 
-def family(dtype: torch.dtype, precision: str) -> str:
-    """The config space a (dtype, precision) pair tunes over."""
+def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:
+    """The config space a (dtype, precision) pair tunes over; ``split_operands``: tf32x3 on
+    operands split into TF32 parts before the kernel (the TMA path's)."""
     if dtype in (torch.float16, torch.bfloat16):
         return "16bit"
     if dtype in FP8_DTYPES:
         return "fp8"
+    if precision == "tf32x3" and split_operands:
+        return "tf32x3-split"
     return precision  # float32: "tf32", "tf32x3" or "ieee"
 
 
@@ -80,13 +91,13 @@ def plain(cfg: triton.Config) -> triton.Config:
 
 
 def space(family_name: str) -> list:
-    """The configs of one family ('16bit', 'fp8', 'tf32', 'tf32x3' or 'ieee')."""
+    """The configs of one family ('16bit', 'fp8', 'tf32', 'tf32x3', 'tf32x3-split' or 'ieee')."""
     return [make_config(*t) for t in _SPACES[family_name]]
 
 
-def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32") -> list:
+def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32", split_operands: bool = False) -> list:
     """Every config tritonmm tunes over for ``dtype`` (and, for float32, ``input_precision``)."""
-    return space(family(dtype, input_precision))
+    return space(family(dtype, input_precision, split_operands))
 
 
 def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False, out_bytes=None) -> int:
@@ -183,14 +194,15 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
 
 
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
-              can_split=False, out_bytes=None) -> triton.Config:
+              can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
     compiled graphs: among the configs that fit, the largest tile that still gives every SM a
     tile (on the pointer kernel, at most POINTER_MAX_TILE elements), split over K where the
     tiles cannot fill the SMs and ``can_split``."""
-    kept, _ = prune(configs(dtype, precision), M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
+    space_ = configs(dtype, precision, split_operands)
+    kept, _ = prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE] or kept
-    kept = kept or configs(dtype, precision)[-1:]
+    kept = kept or space_[-1:]
 
     def score(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]

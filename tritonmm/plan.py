@@ -119,6 +119,12 @@ def tma_path(facts, M, N, K, staged_bytes: int) -> bool:
     return macs >= TMA_MIN_MACS
 
 
+def _c_staged_bytes(c: torch.Tensor) -> int:
+    """What staging C moves (written to an aligned buffer, copied into c), 0 where the TMA store
+    can write c as it is: row-major (the kernel's store) with 16-byte aligned rows."""
+    return 0 if _tma_source(c) is not None and c.stride(1) == 1 else 2 * c.numel() * c.element_size()
+
+
 def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
     """A (rows, cols) row-major view of a new buffer whose rows start 16 bytes apart (TMA's rule)."""
     per = 16 // like.element_size()
@@ -180,27 +186,31 @@ def launcher(kernel, traced: bool):
 _copy_launches: dict = {}
 
 
-def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False) -> torch.Tensor:
+def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None) -> torch.Tensor:
     """y[:] = x for 2-D tensors of one shape and any strides, through copy_kernel; returns y.
-    Transposing: 2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous()
-    (notes/NOTES.md); into padded rows, torch's copy_ moved 1.5 TB/s (session 4, run 2)."""
+    With ``lo`` (float32; a tensor of y's shape and strides), y gets x's TF32 high parts and lo
+    the remainders instead. Transposing: 2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's
+    x.T.contiguous() (notes/NOTES.md); into padded rows, torch's copy_ moved 1.5 TB/s (session 4,
+    run 2)."""
     R, C = x.shape
     if not y.numel():
         return y
     grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
-    args = (x, y, R, C, *x.stride(), *y.stride())
+    args = (x, y, lo, R, C, *x.stride(), *y.stride())
+    split = lo is not None
     key = None
     if not traced and fast_launch.enabled():
-        key = (x.device, x.dtype, x.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15)
+        key = (x.device, x.dtype, x.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
+               None if lo is None else lo.data_ptr() & 15)
         known = _copy_launches.get(key)
         if known is not None:
             with device.on_device(x.device):
-                if known((x, y), fast_launch.current_stream(device.index(x.device))):
+                if known((x, y, lo), fast_launch.current_stream(device.index(x.device))):
                     return y
     with device.on_device(x.device):
-        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64)
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split)
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[2:], 64)))
+        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[3:], 64, split)))
     return y
 
 
@@ -215,6 +225,25 @@ def _row_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
 
 def _column_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
     return transpose(t, traced).T
+
+
+def _split_stacked(t: torch.Tensor, traced: bool) -> torch.Tensor:
+    """t (R, K), any strides, as a K-major (2R, K) buffer: its TF32 high parts in rows [0, R),
+    the remainders in rows [R, 2R) (kernels/copy.py, SPLIT_TF32)."""
+    rows = t.shape[0]
+    buf = _aligned_empty(2 * rows, t.shape[1], t)
+    copy(t, buf[:rows], traced, lo=buf[rows:])
+    return buf
+
+
+def _split_a(a: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """A (M, K) for the PRESPLIT TMA kernel: (2M, K), high parts over remainders, K-major."""
+    return _split_stacked(a, traced)
+
+
+def _split_b(b: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """B (K, N) for the PRESPLIT TMA kernel: a (K, 2N) view of a K-major (2N, K) buffer."""
+    return _split_stacked(b.T, traced).T
 
 
 def _k_major_stagers(a: torch.Tensor, b: torch.Tensor) -> list:
@@ -255,10 +284,17 @@ class Product:
         # Copies made before the kernel: a function per operand (None: read as it is), and whether
         # C goes through an aligned buffer. A relaunch of this product repeats them (_relaunch).
         self.stagers, self.stage_c = [None, None], False
-        if self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in validation.FP8_DTYPES) \
+        # tf32x3 on the TMA kernel splits the operands into TF32 parts once, before it runs
+        # (kernels/gemm_tma.py, PRESPLIT), instead of every tile as it is loaded.
+        self.presplit = precision == "tf32x3" and self._tma_candidate() and \
+            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c))
+        if self.presplit:
+            self.stagers = [_split_a, _split_b]
+            self.constants["INPUT_PRECISION"] = "tf32"  # each of the three products
+        elif self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in validation.FP8_DTYPES) \
                 and not self.batched:
             self.stagers = _k_major_stagers(a, b)
-            a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
+        a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
         self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
         self.path, self.kernel = "pointer", gemm_kernel
         if self._tma_candidate():
@@ -279,16 +315,15 @@ class Product:
         out after the kernel. Staged buffers live for the call: memory of up to A, B and C again."""
         a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
-        c_ok = _tma_source(c) is not None and c.stride(1) == 1  # TMA stores row-major C only
-        staged_bytes = sum(2 * t.numel() * t.element_size()
-                           for t, ok in ((a, sources[0]), (b, sources[1]), (c, c_ok)) if not ok)
+        staged_bytes = _c_staged_bytes(c) + sum(2 * t.numel() * t.element_size()
+                                                for t, ok in ((a, sources[0]), (b, sources[1])) if not ok)
         if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes):
             return
         if sources[0] is None:
             self.stagers[0], a = _aligned_copy, _aligned_copy(a)
         if sources[1] is None:
             self.stagers[1], b = _aligned_copy, _aligned_copy(b)
-        if not c_ok:
+        if _c_staged_bytes(c):
             self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
         self.a, self.b, self.c = a, b, c
         (a_src, a_t), (b_src, b_t), (c_src, _) = (_tma_source(t) for t in (a, b, c))
@@ -296,7 +331,7 @@ class Product:
         # Placeholder blocks; fit_descriptors sets each config's tile before launch.
         descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a_src, b_src, c_src)]
         self.args = (*descs, self.bias, *self.scales, self.M, self.N, self.K, *self.bias_strides)
-        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms)
+        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit)
 
     @property
     def staged(self) -> bool:
@@ -375,14 +410,23 @@ class Product:
         """Tuning times kernels: never on fake tensors or inside CUDA-graph capture."""
         return not self.traced and not (self.device.type == "cuda" and torch.cuda.is_current_stream_capturing())
 
+    @property
+    def operand_bytes(self) -> int:
+        """Bytes of one operand element in shared memory: float32's two TF32 parts when split."""
+        return self.dtype.itemsize * (2 if self.presplit else 1)
+
+    def space(self) -> list:
+        """The config space of this product's family (config_space.family)."""
+        return config_space.configs(self.dtype, self.precision, self.presplit)
+
     def prune(self, cfgs):
-        return config_space.prune(cfgs, _hint(self.M), _hint(self.N), _hint(self.K), self.dtype.itemsize,
+        return config_space.prune(cfgs, _hint(self.M), _hint(self.N), _hint(self.K), self.operand_bytes,
                                   self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
                                   self.out.element_size())
 
     def candidates(self) -> list:
         """The configs tuning times: the family's space, pruned, with split-K variants where they apply."""
-        kept, _ = self.prune(config_space.configs(self.dtype, self.precision))
+        kept, _ = self.prune(self.space())
         if not self.can_split:
             return kept
         return config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
@@ -390,20 +434,26 @@ class Product:
     def heuristic(self) -> triton.Config:
         return config_space.heuristic(_hint(self.M), _hint(self.N), _hint(self.K), self.dtype, self.precision,
                                       max(1, self.facts.num_sms // _hint(self.Z)),
-                                      self.dtype.itemsize, self.facts.smem_bytes, self.path == "tma",
-                                      self.constants["BIAS"] == "matrix", self.can_split, self.out.element_size())
+                                      self.operand_bytes, self.facts.smem_bytes, self.path == "tma",
+                                      self.constants["BIAS"] == "matrix", self.can_split, self.out.element_size(),
+                                      self.presplit)
 
     @property
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
-        return (self.facts.name, self.dtype, self.precision, self.path, self.layout, self.epilogue,
+        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout, self.epilogue,
                 *(config_space.bucket(_hint(n)) for n in (self.M, self.N, self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
         from .cache import make_key
-        return make_key(self.facts.name, self.dtype, self.precision, self.path, self.layout + self.epilogue,
+        return make_key(self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.epilogue,
                         _hint(self.M), _hint(self.N), _hint(self.K))
+
+    @property
+    def _key_precision(self) -> str:
+        """The precision as keys spell it: split tf32x3 products have a space of their own."""
+        return config_space.family(self.dtype, self.precision, self.presplit) if self.presplit else self.precision
 
     @property
     def epilogue(self) -> str:

@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from . import cache, config_space, timing
+from . import cache, timing
 from .tuning import tune
 
 DTYPES = {"fp16": torch.float16, "float16": torch.float16, "bf16": torch.bfloat16,
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     for M, N, K in tqdm(shapes, desc="shapes", disable=len(shapes) == 1):
         a, b = operands(M, N, K, dtype, args.layout)
         product = Product(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
-        space = config_space.space(config_space.family(dtype, precision))
+        space = product.space()
         kept, dropped = product.prune(space)
         candidates = product.candidates()
         why = ", ".join(f"{n} for {reason}" for reason, n in dropped.items()) or "none"

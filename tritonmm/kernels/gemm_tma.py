@@ -7,6 +7,16 @@ writes, so nothing is masked; it needs 16-byte aligned rows instead, which the p
 before choosing this path. C leaves in two BLOCK_N/2 halves: the store stages C in shared
 memory, and half the staging buffer leaves room for a deeper pipeline (128x256 fp16 tiles get
 4 stages instead of 3).
+
+PRESPLIT (float32 in tf32x3): A and B arrive split into TF32 high parts and remainders
+(kernels/copy.py), stacked in one K-major buffer each: rows [0, M) of A's hold the high parts,
+rows [M, 2M) the remainders (B's likewise, by N). Each K step loads four tiles and sums
+A_lo B_hi + A_hi B_lo into one accumulator and A_hi B_hi into another: three TF32 products read
+straight from shared memory, where tl.dot's own "tf32x3" splits every tile it loads, in
+registers. A tile's rows past M read the remainders, which only reach C's rows past M, and the
+store clips those. The remainders' sum is added at the end where the high parts' sum is
+finite: elsewhere an operand holds an Inf or NaN, the high parts' sum is already the IEEE result,
+and the remainders' may be NaN (a zero remainder times an Inf) or an Inf of the other sign.
 """
 import triton
 import triton.language as tl
@@ -20,7 +30,7 @@ def gemm_tma_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
-    INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
@@ -33,13 +43,21 @@ def gemm_tma_kernel(
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        if PRESPLIT:
+            tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
+            small = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
             off_k = ki * BLOCK_K
             a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
             b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
             if UPCAST:
                 a, b = a.to(tl.float32), b.to(tl.float32)
+            if PRESPLIT:
+                small = tl.dot(a_desc.load([M + off_m, off_k]), b, small, input_precision="tf32")
+                small = tl.dot(a, b_desc.load([N + off_n, off_k]).T, small, input_precision="tf32")
             acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        if PRESPLIT:
+            acc = tl.where(tl.abs(acc) < float("inf"), acc + small, acc)
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
