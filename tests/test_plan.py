@@ -298,11 +298,12 @@ def test_tuning_where_nothing_compiles_says_so(device, monkeypatch):
         tuning.tune(launch)
 
 
-def test_scaled_mm_traced_with_fake_tensors_keeps_scales_and_dtype():
+def test_scaled_mm_traced_with_fake_tensors_keeps_scales_and_dtype(device):
     """make_fx-style tracing records the scaled_mm operator, not a plain product."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode():
-        a = torch.empty(2048, 2048, dtype=torch.float8_e4m3fn)
-        b = torch.empty(2048, 2048, dtype=torch.float8_e4m3fn).T
-        y = tritonmm.scaled_mm(a, b, torch.ones(2048, 1), torch.ones(1, 2048), out_dtype=torch.bfloat16)
+        a = torch.empty(2048, 2048, dtype=torch.float8_e4m3fn, device=device)
+        b = torch.empty(2048, 2048, dtype=torch.float8_e4m3fn, device=device).T
+        y = tritonmm.scaled_mm(a, b, torch.ones(2048, 1, device=device), torch.ones(1, 2048, device=device),
+                               out_dtype=torch.bfloat16)
     assert y.dtype == torch.bfloat16 and y.shape == (2048, 2048)

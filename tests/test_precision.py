@@ -74,10 +74,12 @@ def test_tf32x3_has_its_own_space_and_kernel_constant(device):
 
 def test_tf32_split_parts(device):
     """The split tf32x3's TMA kernel reads: both parts TF32 (low 13 mantissa bits zero), their sum
-    x to 2**-23 relative for normal x; Inf and NaN whole in the high part, remainder 0; near
-    float32's largest the high part stays finite. Read through a transposed view as well."""
+    x to 2**-22 relative; Inf and NaN whole in the high part, which is x truncated (finite near
+    float32's largest); every remainder of a nonzero x has x's sign, a zero one (x a TF32 value,
+    an Inf) becoming 2**-126, so that a remainder times an Inf is never NaN nor of the wrong
+    sign. Read through a transposed view too."""
     x = torch.randn(70, 130, device=device) * torch.logspace(-30, 30, 130, device=device)
-    x[0, :6] = torch.tensor([float("inf"), -float("inf"), float("nan"), 3.4028235e38, -3.4028235e38, 0.0])
+    x[0, :7] = torch.tensor([float("inf"), -float("inf"), float("nan"), 3.4028235e38, -3.4028235e38, 0.0, -1.0])
     for src in (x, x.T.contiguous().T):
         hi, lo = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
         plan.copy(src, hi, lo=lo)
@@ -85,9 +87,12 @@ def test_tf32_split_parts(device):
             assert not (part.view(torch.int32) & 0x1FFF).any()
         finite = x.isfinite()
         err = (hi.double() + lo.double() - x.double()).abs()
-        assert (err[finite] <= 2.0 ** -23 * x.double().abs()[finite]).all()
-        assert hi[0, 3:5].isfinite().all() and torch.equal(lo[~finite], torch.zeros_like(lo[~finite]))
-        assert torch.equal(hi[~finite].isnan(), x[~finite].isnan()) and (hi[0, :2] == x[0, :2]).all()
+        assert (err[finite] <= 2.0 ** -22 * x.double().abs()[finite]).all()
+        assert hi[0, 3:5].isfinite().all() and torch.equal(hi[0, :2], x[0, :2]) and hi[0, 2].isnan()
+        big = x.abs() >= 2.0 ** -102
+        assert torch.equal(lo[big].sign(), x[big].sign()) and (hi.abs() <= x.abs())[finite].all()
+        assert lo[0, :7].tolist() == [2.0 ** -126, -2.0 ** -126, 0.0, lo[0, 3].item(), lo[0, 4].item(), 0.0,
+                                      -2.0 ** -126]
 
 
 @pytest.fixture

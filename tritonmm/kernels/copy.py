@@ -7,7 +7,7 @@ they are, and C back into out). Where the two orders differ the compiler stages 
 through shared memory, so both the reads and the writes are coalesced.
 
 With SPLIT_TF32, x (float32) is written as two TF32 parts, y the high part and lo the
-remainder (y + lo is x to 2**-23 relative, float32's own rounding 2**-24): the operands of tf32x3's three tensor-core products, split once
+remainder (y + lo is x to 2**-22 relative; float32 rounds to 2**-24): the operands of tf32x3's three tensor-core products, split once
 here instead of on every tile load (kernels/gemm_tma.py, PRESPLIT).
 """
 import triton
@@ -16,13 +16,9 @@ import triton.language as tl
 
 @triton.jit
 def _tf32_round(x):
-    # To the nearest TF32 (10 mantissa bits; ties away from zero, as cvt.rna.tf32.f32): add half of
-    # the dropped part, then drop it. Rounding can carry into the exponent; near float32's
-    # largest value that gives Inf, where the truncated value (still finite) is kept instead.
-    bits = x.to(tl.uint32, bitcast=True)
-    rounded = ((bits + 0x1000) & 0xFFFFE000).to(tl.float32, bitcast=True)
-    truncated = (bits & 0xFFFFE000).to(tl.float32, bitcast=True)
-    return tl.where(tl.abs(rounded) < float("inf"), rounded, truncated)
+    # To the nearest TF32 (10 mantissa bits; ties away from zero, as cvt.rna.tf32.f32): add half
+    # of the dropped part, then drop it. Only for remainders, which are too small to round to Inf.
+    return (((x.to(tl.uint32, bitcast=True) + 0x1000) & 0xFFFFE000)).to(tl.float32, bitcast=True)
 
 
 @triton.jit
@@ -35,11 +31,17 @@ def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, str
     tile = tl.load(x_ptr + r[:, None] * stride_xr + c[None, :] * stride_xc, mask=mask)
     y_offs = r[:, None] * stride_yr + c[None, :] * stride_yc
     if SPLIT_TF32:
-        # Inf and NaN stay whole in the high part, with a zero remainder: the high parts' product
-        # then propagates them as IEEE does, and the remainders' products stay finite.
-        finite = tl.abs(tile) < float("inf")
-        hi = tl.where(finite, _tf32_round(tile), tile)
-        # x - hi is exact; rounded to TF32 too, since the tensor cores would truncate it.
-        tl.store(lo_ptr + y_offs, tl.where(finite, _tf32_round(tile - hi), 0.0), mask=mask)
+        # The high part is x truncated to TF32 (Inf and NaN stay whole), so the remainder x - hi
+        # (exact) has x's sign; it is rounded to TF32, as the tensor cores would truncate it.
+        hi = (tile.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)
+        lo = tl.where(tl.abs(tile) < float("inf"), _tf32_round(tile - hi), 0.0)
+        # A zero remainder (x is a TF32 value, or an Inf) becomes float32's smallest normal value
+        # of x's sign. Every remainder of a nonzero x then has x's sign, and a remainder times an
+        # Inf is an Inf of the sign IEEE gives x times it: never NaN from 0 * Inf, nor an Inf
+        # of the other sign. 2**-126 is below x's own rounding (2**-24 |x|) for |x| >= 2**-102;
+        # smaller x keep a zero remainder.
+        tiny = tl.where(tile < 0, -1.1754943508222875e-38, 1.1754943508222875e-38)
+        lo = tl.where((lo == 0) & (tl.abs(tile) >= 1.9721522630525295e-31), tiny, lo)
+        tl.store(lo_ptr + y_offs, lo, mask=mask)
         tile = hi
     tl.store(y_ptr + y_offs, tile, mask=mask)
