@@ -118,32 +118,3 @@ def test_cached_descriptors_keep_no_tensor_alive():
     alive = weakref.ref(x)
     del x
     assert alive() is None and all(d.base is None for d in compiled.descriptors)
-
-
-def test_tensor_maps_of_marked_descriptors_are_encoded_once():
-    """make_tensordesc_arg wrapped: a marked descriptor is encoded once per (kernel argument, base
-    address, shape, strides, padding); another address, another kernel argument's metadata or an
-    unmarked descriptor are encoded again; im2col and metadata-less arguments pass through."""
-    import types
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    encoded = []
-    module = types.SimpleNamespace(make_tensordesc_arg=lambda arg, meta, *rest: encoded.append(arg) or ["map", *rest])
-    assert fast_launch.install_encode_once(module) and fast_launch.install_encode_once(module)
-    wrapped = module.make_tensordesc_arg
-    assert wrapped.original("x", None) == ["map"]  # wrapped once, not twice
-    fast_launch._encoded.clear()
-    encoded.clear()
-    t, u = torch.randn(64, 64), torch.randn(64, 64)
-    meta, other = {"block_size": [16, 16]}, {"block_size": [32, 16]}
-    desc = fast_launch.mark(TensorDescriptor.from_tensor(t, [16, 16]))
-    assert wrapped(desc, meta) == ["map"] and wrapped(fast_launch._rebase(desc, t), meta) == ["map"]
-    assert len(encoded) == 1
-    wrapped(fast_launch._rebase(desc, u), meta)  # another buffer
-    wrapped(desc, other)  # another kernel argument
-    wrapped(TensorDescriptor.from_tensor(t, [16, 16]), meta)  # not marked: someone else's
-    wrapped(desc, None)
-    wrapped(desc, {"is_im2col": True})
-    assert len(encoded) == 6
-    wrapped(desc, meta, 0)  # 3.8's third argument is passed through
-    assert len(encoded) == 6

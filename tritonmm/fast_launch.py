@@ -30,58 +30,6 @@ def disable() -> None:
     _state["enabled"] = False
 
 
-# Triton encodes a host TensorDescriptor's CUtensorMap (cuTensorMapEncodeTiled, through
-# make_tensordesc_arg in its NVIDIA driver module) at every launch, 3.6 to 3.9. The map holds the
-# base address, shape, strides, padding and what the compiled kernel fixes (block, swizzle,
-# element type: the kernel argument's metadata), nothing else, so tritonmm's descriptors (marked
-# MARK) are encoded once per such key and the map is reused; anyone else's go through as before.
-MARK = "_tritonmm_encode_once"
-_encoded: dict = {}
-
-
-def _encode_once(original):
-    """make_tensordesc_arg, reusing the maps of earlier calls for marked descriptors."""
-    def make_tensordesc_arg(arg, metadata, *rest):
-        if metadata is None or not getattr(arg, MARK, False) or metadata.get("is_im2col", False):
-            return original(arg, metadata, *rest)
-        key = (id(metadata), arg.base.data_ptr(), tuple(arg.shape), tuple(arg.strides), arg.padding,
-               getattr(arg, "round_f32_to_tf32", False))
-        entry = _encoded.get(key)
-        if entry is None:
-            if len(_encoded) >= 4096:  # many distinct buffers: start over rather than grow
-                _encoded.clear()
-            # metadata is kept alive with the entry, so that its id() is not reused by another's
-            entry = _encoded[key] = (metadata, original(arg, metadata, *rest))
-        return list(entry[1])
-
-    make_tensordesc_arg.original = original
-    return make_tensordesc_arg
-
-
-def install_encode_once(driver_module=None) -> bool:
-    """Wraps the driver's make_tensordesc_arg (once; 3.8 binds it when a launcher is built, so this
-    runs when tritonmm is imported). False where this Triton has no such function."""
-    if driver_module is None:
-        if not SUPPORTED:
-            return False
-        try:
-            from triton.backends.nvidia import driver as driver_module
-        except ImportError:
-            return False
-    current = getattr(driver_module, "make_tensordesc_arg", None)
-    if current is None:
-        return False
-    if not hasattr(current, "original"):
-        driver_module.make_tensordesc_arg = _encode_once(current)
-    return True
-
-
-def mark(desc):
-    """A descriptor whose tensor map may be encoded once (install_encode_once); returns it."""
-    setattr(desc, MARK, True)
-    return desc
-
-
 def _rebase(desc, tensor):
     """``desc`` describing ``tensor``'s memory instead. The launch cache's key fixes shape,
     strides, dtype and alignment, which TensorDescriptor checks when built, so only the base
@@ -129,6 +77,3 @@ class Compiled:
 
 def current_stream(index: int):
     return triton.runtime.driver.active.get_current_stream(index)
-
-
-install_encode_once()
