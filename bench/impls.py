@@ -68,7 +68,7 @@ def registry(precision: str) -> list:
               for n in (2, 1)],
         ]
     if precision in ("fp16", "bf16"):  # the tensor-core rungs (steps 9 on) take the 16-bit dtype itself
-        from cuda_reference import KERNELS
+        from cuda_reference import KERNELS, runs_on
         half = ("fp16", "bf16")
         impls += [
             Impl("cuda wmma", "thread", (128, 128), half, _cuda("wmma")),
@@ -76,6 +76,8 @@ def registry(precision: str) -> list:
             *[Impl(f"cuda cp_async {t}", "thread", tuple(int(v) for v in t.split("x")[:2]), half,
                    _cuda("cp_async", tile=t)) for t in KERNELS["cp_async"].params["tile"]],
         ]
+        if runs_on("wgmma"):  # Hopper's warpgroup MMA: compute capability 9.0 only
+            impls.append(Impl("cuda wgmma", "thread", (128, 256), half, _cuda("wgmma")))
     impls.append(Impl("tritonmm (autotuned)", "block", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"),
                       _tritonmm(tm_prec)))
     for bm, bn, bk, warps in ((32, 32, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8)):

@@ -8,8 +8,9 @@
 Each step of the ladder is one file in kernels/, opening with what it changes and why;
 KERNELS describes them. All take row-major operands of any M, N, K. Steps 1-8 are fp32 on
 CUDA cores; steps 9 on use tensor cores and take fp16 or bf16 (accumulated in fp32, the
-result in the inputs' dtype). emulate.py replays the index math of steps 10 and 11 on the
-CPU; sanitize.py runs every kernel under compute-sanitizer.
+result in the inputs' dtype); step 12 (Hopper's wgmma) runs only on compute capability 9.0.
+emulate.py replays the index math of steps 10 to 12 on the CPU; sanitize.py runs every
+kernel under compute-sanitizer.
 """
 from typing import NamedTuple
 
@@ -26,6 +27,7 @@ class KernelInfo(NamedTuple):
     params: dict  # parameter -> allowed values (the first is the default)
     tile: str  # what one block owns, for tables
     dtypes: tuple = FP32  # the input (and output) dtypes it is built for
+    capability: tuple | None = None  # the one compute capability it runs on (None: any)
 
 
 KERNELS = {
@@ -52,6 +54,9 @@ KERNELS = {
     "cp_async": KernelInfo(11, "11_cp_async.cu", "multi-stage cp.async pipeline, 64x64 warp tiles, grouped block "
                            "order; tile = BMxBNxBK", {"tile": ("128x256x64", "128x256x32", "128x128x32")},
                            "128x256 or 128x128", HALF),
+    "wgmma": KernelInfo(12, "12_wgmma.cu", "Hopper warpgroup MMA (wgmma.mma_async m64n256k16) from 128-byte-swizzled "
+                        "shared memory, 128x256x64 blocks of two warpgroups, 4-stage cp.async ring; sm_90a only",
+                        {}, "128x256", HALF, (9, 0)),
 }
 
 # The launcher's dtype code for the 16-bit kernels (build.py's run16).
@@ -74,6 +79,26 @@ def launcher_name(kernel: str, params: dict) -> str:
             raise ValueError(f"{param}={value!r} is not built for kernel {kernel!r}; choose one of {allowed}")
         name += f"_{value}"
     return name
+
+
+def runs_on(kernel: str, device=None) -> bool:
+    """Whether `kernel` can run on a CUDA device (default: the current one)."""
+    need = KERNELS[kernel].capability
+    return need is None or (torch.cuda.is_available() and torch.cuda.get_device_capability(device) == need)
+
+
+def _refusal(kernel, device):
+    """Why `kernel` cannot run on `device` (which runs_on refused), and what to do instead."""
+    info = KERNELS[kernel]
+    need = "{}.{}".format(*info.capability)
+    have = ("compute capability {}.{}".format(*torch.cuda.get_device_capability(device))
+            if torch.cuda.is_available() else "not available (no CUDA)")
+    # the fix: a GPU it runs on, or the highest step of the same dtypes that runs on any GPU
+    other = max((k for k, i in KERNELS.items() if i.capability is None and i.dtypes == info.dtypes),
+                key=lambda k: KERNELS[k].step)
+    return (f"kernel {kernel!r} runs only on compute capability {need} GPUs (its instructions are "
+            f"sm_{need.replace('.', '')}a-only); {device} is {have}. Run it on a compute capability {need} GPU, "
+            f"or use kernel={other!r} (step {KERNELS[other].step}) on this one")
 
 
 def _dtype_fix(name, dtypes):
@@ -104,6 +129,8 @@ def _check(a, b, out, kernel):
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     if a.device != b.device:
         raise ValueError(f"a is on {a.device} but b is on {b.device}")
+    if not runs_on(kernel, a.device):
+        raise RuntimeError(_refusal(kernel, a.device))
     if out is not None:
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"out must be a torch.Tensor or None, got {type(out).__name__}")

@@ -10,6 +10,12 @@ file rebuilds it. A compiler error raises RuntimeError carrying nvcc's own messa
 Two launcher tables: the fp32 steps (LAUNCHERS, run) take float pointers; the tensor-core
 steps (LAUNCHERS16, run16) take untyped pointers and an int naming the 16-bit format
 (0 fp16, 1 bf16), each launcher holding both instantiations of its kernel.
+
+Step 12 uses wgmma, which exists only in sm_90a code (the "a" marks features that later
+GPUs do not keep). arch_flags() takes torch's gencode list for the targeted GPUs and
+compiles 9.0 as 9.0a instead of beside it: with both an sm_90 and an sm_90a cubin in the
+binary it would be up to the loader which one an H100 runs, and in the sm_90 one step 12
+is an empty kernel. CUDA_REFERENCE_SM90A tells the launcher that the sm_90a code exists.
 """
 import functools
 import hashlib
@@ -24,7 +30,7 @@ LAUNCHERS = ["naive", "coalesced", "tiled_8", "tiled_16", "tiled_32", "blocktile
              "vectorized", "warptile_128", "warptile_256", "double_buffer_2",
              "double_buffer_1"]
 # The 16-bit (fp16 / bf16) launchers, steps 9 onward.
-LAUNCHERS16 = ["wmma", "mma_sync", "cp_async_128x256x64", "cp_async_128x256x32", "cp_async_128x128x32"]
+LAUNCHERS16 = ["wmma", "mma_sync", "cp_async_128x256x64", "cp_async_128x256x32", "cp_async_128x128x32", "wgmma"]
 
 _BINDINGS = r"""
 #include <pybind11/pybind11.h>
@@ -100,6 +106,21 @@ def sources():
     return cpp, cuda
 
 
+def arch_flags():
+    """torch's -gencode flags for TORCH_CUDA_ARCH_LIST (else the visible GPUs), with sm_90
+    compiled as sm_90a, plus -DCUDA_REFERENCE_SM90A when sm_90a code is built. Passing any
+    arch flag makes load_inline add none of its own."""
+    try:
+        from torch.utils.cpp_extension import _get_cuda_arch_flags
+    except ImportError:  # a torch without it: its own choice, and no step 12
+        return []
+    flags = ["-gencode=arch=compute_90a,code=sm_90a" if f == "-gencode=arch=compute_90,code=sm_90" else f
+             for f in _get_cuda_arch_flags()]
+    if any("code=sm_90a" in f for f in flags):
+        flags.append("-DCUDA_REFERENCE_SM90A")
+    return sorted(set(flags))
+
+
 @functools.lru_cache(maxsize=None)
 def load(verbose: bool = False):
     """Builds (or loads the cached build of) the extension for the visible GPU's architecture.
@@ -111,6 +132,6 @@ def load(verbose: bool = False):
         name=EXTENSION_NAME, cpp_sources=[cpp], cuda_sources=[cuda], with_cuda=True,
         no_implicit_headers=True,  # the sources include what they use; no torch/extension.h
         extra_include_paths=[str(KERNEL_DIR)],
-        extra_cflags=["-O3"], extra_cuda_cflags=["-O3", "-lineinfo"],
+        extra_cflags=["-O3"], extra_cuda_cflags=["-O3", "-lineinfo", *arch_flags()],
         verbose=verbose or bool(os.environ.get("TRITONMM_VERBOSE_BUILD")),
     )

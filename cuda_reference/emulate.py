@@ -1,4 +1,4 @@
-"""A CPU emulation of the index math of the tensor-core steps 10 and 11, to check it without a GPU:
+"""A CPU emulation of the index math of the tensor-core steps 10 to 12, to check it without a GPU:
 
     python3 -m cuda_reference.emulate
 
@@ -12,6 +12,15 @@ inputs are small integers, so every product is exact and compared with ==. It ch
 transcription, not the compiled kernels: keep it in step with mma.cuh, 10_mma_sync.cu and
 11_cp_async.cu. Warps run one after another; only index math is checked, not races
 (compute-sanitizer's racecheck does that on a GPU: see sanitize.py).
+
+Step 12 (12_wgmma.cu, wgmma.cuh) has no ldmatrix: the tensor cores read shared memory
+through descriptors. Its emulation packs the descriptors as wgmma_desc does, unpacks them
+and turns them into byte addresses with the canonical layouts the PTX ISA (and CUTLASS's
+make_gmma_desc) define for the 128-byte swizzle, K-major A and MN-major (transposed) B,
+then applies the swizzle to the absolute address, as the hardware does. So it checks that
+the cp.async copies put every element where the descriptors say it is, that the ring never
+refills a buffer a wgmma may still read, and that the stores cover C once; it cannot check
+that reading of the hardware itself, only a GPU can.
 """
 import itertools
 
@@ -22,8 +31,20 @@ G, T = LANES // 4, LANES % 4  # groupID and threadID_in_group of each lane
 
 # (BM, BN, BK, WM, WN, STAGES) of 11_cp_async.cu's launchers
 CP_ASYNC_CONFIGS = [(128, 256, 64, 64, 64, 3), (128, 256, 32, 64, 64, 4), (128, 128, 32, 64, 64, 4)]
-SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 31), (130, 264, 72), (130, 67, 200), (256, 512, 128), (300, 4, 101)]
+# (130, 264, 520): 9 slices of 64 through step 12's 4 buffers (and 17 of 32 through step
+# 11's), so the ring wraps around and every buffer is refilled: the refill rule is checked.
+SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 31), (130, 264, 72), (130, 67, 200), (256, 512, 128), (300, 4, 101),
+          (130, 264, 520)]
 GROUP_M = 8
+
+
+def grouped_block_origin(bid, tilesM, tilesN):
+    """mma.cuh's grouped_block_origin, in tiles: (block-row, block-column) of block `bid`."""
+    perGroup = GROUP_M * tilesN
+    firstM = (bid // perGroup) * GROUP_M
+    groupRows = min(tilesM - firstM, GROUP_M)
+    inGroup = bid % perGroup
+    return firstM + inGroup % groupRows, inGroup // groupRows
 
 
 def ldmatrix_x4(smem, addrs, trans):
@@ -130,11 +151,8 @@ def cp_async_kernel(Am, Bm, BM, BN, BK, WM, WN, STAGES, vec):
     written = torch.zeros(M, N, dtype=torch.int64)
     tilesM, tilesN = -(-M // BM), -(-N // BN)
     for bid in range(tilesM * tilesN):
-        perGroup = GROUP_M * tilesN
-        firstM = (bid // perGroup) * GROUP_M
-        groupRows = min(tilesM - firstM, GROUP_M)
-        inGroup = bid % perGroup
-        rowBase, colBase = (firstM + inGroup % groupRows) * BM, (inGroup // groupRows) * BN
+        tm, tn = grouped_block_origin(bid, tilesM, tilesN)
+        rowBase, colBase = tm * BM, tn * BN
         smem = torch.full((STAGES * (A_STAGE + B_STAGE),), float("nan"), dtype=torch.float64)
         As, Bs = 0, STAGES * A_STAGE
 
@@ -205,33 +223,191 @@ def mma_sync_kernel(Am, Bm, BM=128, BN=128, BK=32, WM=64, WN=32):
     return C, written
 
 
+# ---- step 12: wgmma ----------------------------------------------------------------------
+WGMMA_TILE = (128, 256, 64, 4)  # BM, BN, BK, STAGES of 12_wgmma.cu's launcher
+WGMMA_AHEAD = WGMMA_TILE[3] - 2  # AHEAD: slices copied ahead of the one multiplied
+WGMMA_THREADS = 256
+
+
+def swizzle128(row, chunk):
+    """wgmma.cuh's swizzle128: byte offset of 16-byte chunk `chunk` of 128-byte row `row`."""
+    return row * 128 + ((chunk ^ (row & 7)) << 4)
+
+
+def swizzle_address(addr):
+    """The 128-byte swizzle on an absolute shared address: bits 4-6 XOR bits 7-9."""
+    return addr ^ (((addr >> 7) & 7) << 4)
+
+
+def wgmma_desc(addr, lbo, sbo):
+    """wgmma.cuh's wgmma_desc."""
+    return ((addr & 0x3FFFF) >> 4) | (((lbo & 0x3FFFF) >> 4) << 16) | (((sbo & 0x3FFFF) >> 4) << 32) | (1 << 62)
+
+
+def unpack_desc(desc):
+    """(start address, LBO, SBO, swizzle mode) in bytes, as the hardware reads the 64 bits."""
+    assert (desc >> 49) & 7 == 0, "base offset: the tiles are 1024-byte aligned"
+    return ((desc & 0x3FFF) << 4, ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4, desc >> 62)
+
+
+def operand_addresses(desc, major, rows, cols):
+    """Byte address of every element of a 16-bit wgmma operand with the 128-byte swizzle.
+    K-major (A: rows = M = 64, cols = K = 16): element (m, k) at
+        start + (m // 8) * SBO + (m % 8) * 128 + 2k  (LBO unused: the 16 k lie in one row)
+    MN-major (B: rows = K = 16, cols = N): element (k, n) at
+        start + (n // 64) * LBO + (k // 8) * SBO + (k % 8) * 128 + 2 (n % 64)
+    (PTX ISA, "Shared Memory Matrix Layout"; cute's make_gmma_desc: ((8,m),(T,2)):((8T,SBO),(1,T))
+    for K-major and ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)) for MN-major, in 16-byte units T),
+    then swizzled on the absolute address."""
+    start, lbo, sbo, mode = unpack_desc(desc)
+    assert mode == 1, "128-byte swizzle"
+    r, c = torch.meshgrid(torch.arange(rows), torch.arange(cols), indexing="ij")
+    if major == "K":
+        assert start % 128 + 2 * cols <= 128, "a k16 step stays inside one 128-byte row"
+        logical = start + (r // 8) * sbo + (r % 8) * 128 + 2 * c
+    else:
+        logical = start + (c // 64) * lbo + (r // 8) * sbo + (r % 8) * 128 + 2 * (c % 64)
+    return swizzle_address(logical)
+
+
+def wgmma_stage_offsets():
+    """Where load_slice puts each element of a slice, in bytes from the stage's start:
+    (A's BM x BK, B's BK x BN), from the chunk each thread copies (16 bytes, 8 elements)."""
+    BM, BN, BK, _ = WGMMA_TILE
+    a = torch.full((BM, BK), -1, dtype=torch.int64)
+    for idx in range(BM * BK // 8):  # idx = threadIdx.x + i * THREADS covers 0 .. BM*BK/8 - 1 once
+        r, c = idx // 8, idx % 8
+        a[r, 8 * c:8 * c + 8] = swizzle128(r, c) + 2 * torch.arange(8)
+    b = torch.full((BK, BN), -1, dtype=torch.int64)
+    for idx in range(BK * BN // 8):
+        r, c = idx // 32, idx % 32
+        b[r, 8 * c:8 * c + 8] = BM * BK * 2 + (c // 8) * (BK * 128) + swizzle128(r, c % 8) + 2 * torch.arange(8)
+    return a, b
+
+
+def wgmma_descriptors(ring, stage, wg, s):
+    """12_wgmma.cu's descriptors for warpgroup wg, k16 step s of the slice in buffer `stage`."""
+    BM, BN, BK, _ = WGMMA_TILE
+    stage_bytes = (BM * BK + BK * BN) * 2
+    a_s = ring + stage * stage_bytes
+    b_s = a_s + BM * BK * 2
+    return wgmma_desc(a_s + wg * 64 * 128 + s * 32, 16, 1024), wgmma_desc(b_s + s * 16 * 128, BK * 128, 1024)
+
+
+def check_wgmma_layout(raw=0x410):
+    """Every element a descriptor names is where the copies put it: for each warpgroup, k16
+    step and stage, the K-major addresses of A's 64 x 16 and the MN-major ones of B's 16 x 256
+    equal the swizzled offsets load_slice writes (the ring starting at `raw`, aligned up)."""
+    BM, BN, BK, STAGES = WGMMA_TILE
+    ring = raw + (1024 - raw % 1024) % 1024
+    a_off, b_off = wgmma_stage_offsets()
+    stage_bytes = (BM * BK + BK * BN) * 2
+    # the copies fill each stage exactly once, 2-byte aligned, inside the stage
+    both = torch.cat([a_off.flatten(), b_off.flatten()])
+    assert bool((both >= 0).all()) and len(set(both.tolist())) == both.numel() and int(both.max()) < stage_bytes
+    for stage in range(STAGES):
+        base = ring + stage * stage_bytes
+        for wg in range(2):
+            for s in range(BK // 16):
+                da, db = wgmma_descriptors(ring, stage, wg, s)
+                want_a = base + a_off[wg * 64:wg * 64 + 64, 16 * s:16 * s + 16]
+                want_b = base + b_off[16 * s:16 * s + 16, :]
+                assert torch.equal(operand_addresses(da, "K", 64, 16), want_a), ("A", stage, wg, s)
+                assert torch.equal(operand_addresses(db, "MN", 16, BN), want_b), ("B", stage, wg, s)
+
+
+def wgmma_kernel(Am, Bm, vec, raw=0x410):
+    """12_wgmma.cu: copies to swizzled places, descriptors, the ring, the stores."""
+    M, K = Am.shape
+    N = Bm.shape[1]
+    BM, BN, BK, STAGES = WGMMA_TILE
+    AHEAD = WGMMA_AHEAD
+    vecA, vecB = vec and K % 8 == 0, vec and N % 8 == 0
+    a_off, b_off = wgmma_stage_offsets()
+    stage_bytes = (BM * BK + BK * BN) * 2
+    ring = raw + (1024 - raw % 1024) % 1024
+    assert ring % 1024 == 0 and ring - raw < 1024
+    C = torch.full((M, N), float("nan"), dtype=torch.float64)
+    written = torch.zeros(M, N, dtype=torch.int64)
+    tilesM, tilesN = -(-M // BM), -(-N // BN)
+    KT = -(-K // BK)
+    lane = torch.arange(128) % 32
+    warp = torch.arange(128) // 32
+    g, t = lane // 4, lane % 4
+    for bid in range(tilesM * tilesN):
+        tm, tn = grouped_block_origin(bid, tilesM, tilesN)
+        rowBase, colBase = tm * BM, tn * BN
+        smem = torch.full(((ring + STAGES * stage_bytes) // 2,), float("nan"), dtype=torch.float64)
+
+        def load_slice(stage, kt):
+            k0 = kt * BK
+            for mat, off, r0, c0, vec_ in ((Am, a_off, rowBase, k0, vecA), (Bm, b_off, k0, colBase, vecB)):
+                rows, cols = off.shape
+                vals = torch.zeros(rows, cols, dtype=torch.float64)  # zero outside the matrix
+                rr, cc = min(rows, mat.shape[0] - r0), min(cols, mat.shape[1] - c0)
+                if rr > 0 and cc > 0:
+                    vals[:rr, :cc] = mat[r0:r0 + rr, c0:c0 + cc]
+                if vec_:  # cp.async: each 8-element chunk wholly inside or wholly outside
+                    assert mat.shape[1] % 8 == 0 and c0 % 8 == 0
+                smem[(ring + stage * stage_bytes + off) // 2] = vals
+
+        acc = torch.zeros(2, 64, BN, dtype=torch.float64)
+        for s in range(AHEAD):
+            if s < KT:
+                load_slice(s, s)
+        for kt in range(KT):
+            stage = kt % STAGES
+            for wg in range(2):
+                for s in range(BK // 16):
+                    da, db = wgmma_descriptors(ring, stage, wg, s)
+                    a = smem[operand_addresses(da, "K", 64, 16) // 2]
+                    b = smem[operand_addresses(db, "MN", 16, BN) // 2]
+                    acc[wg] += a @ b
+            nxt = kt + AHEAD
+            if nxt < KT:
+                # in flight now: the products of kt-1 (if any) and kt, the copies of kt+1 .. kt+AHEAD-1
+                busy = {i % STAGES for i in range(max(kt - 1, 0), nxt)}
+                assert nxt % STAGES not in busy, ("refilling a buffer still in use", kt)
+                load_slice(nxt % STAGES, nxt)
+        for wg in range(2):
+            # d[4j + e] of thread 32w + 4g + t: row 16w + g + 8 (e // 2), column 8j + 2t + e % 2
+            j, e = torch.meshgrid(torch.arange(32), torch.arange(4), indexing="ij")
+            lr = (16 * warp + g).view(-1, 1, 1) + 8 * (e // 2)
+            lc = (2 * t).view(-1, 1, 1) + 8 * j + e % 2
+            d = acc[wg][lr, lc]  # (thread, j, e): the registers
+            # the kernel's store: row = rowBase + 64 wg + 16 w + g (+ 8), col = colBase + 8j + 2t (+ 1)
+            row = rowBase + 64 * wg + lr
+            col = colBase + lc
+            inside = (row < M) & (col < N)
+            C[row[inside], col[inside]] = d[inside]
+            written.index_put_((row[inside], col[inside]), torch.ones_like(row[inside]), accumulate=True)
+    return C, written
+
+
 def check(C, written, Am, Bm, what):
     assert bool((written == 1).all()), (what, "not every element written exactly once",
                                         (written != 1).nonzero()[:5].tolist())
     assert torch.equal(C, Am @ Bm), (what, (C != Am @ Bm).nonzero()[:5].tolist())
 
 
-def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0):
+def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0, kernels=("mma_sync", "cp_async", "wgmma")):
     gen = torch.Generator().manual_seed(seed)
     for M, N, K in shapes:
         Am = torch.randint(-3, 4, (M, K), generator=gen).double()
         Bm = torch.randint(-3, 4, (K, N), generator=gen).double()
-        check(*mma_sync_kernel(Am, Bm), Am, Bm, f"mma_sync {M}x{N}x{K}")
-        for cfg in configs:
+        if "mma_sync" in kernels:
+            check(*mma_sync_kernel(Am, Bm), Am, Bm, f"mma_sync {M}x{N}x{K}")
+        for cfg in configs if "cp_async" in kernels else ():
             for vec in (True, False):
                 check(*cp_async_kernel(Am, Bm, *cfg, vec), Am, Bm, f"cp_async {cfg} vec={vec} {M}x{N}x{K}")
+        for vec in (True, False) if "wgmma" in kernels else ():
+            check(*wgmma_kernel(Am, Bm, vec), Am, Bm, f"wgmma vec={vec} {M}x{N}x{K}")
 
 
 def check_grouped_order():
     """The grouped block order visits every tile exactly once."""
     for tilesM, tilesN in itertools.product((1, 3, 8, 9, 17, 32), (1, 2, 5, 16)):
-        got = []
-        for bid in range(tilesM * tilesN):
-            perGroup = GROUP_M * tilesN
-            firstM = (bid // perGroup) * GROUP_M
-            groupRows = min(tilesM - firstM, GROUP_M)
-            inGroup = bid % perGroup
-            got.append((firstM + inGroup % groupRows, inGroup // groupRows))
+        got = [grouped_block_origin(bid, tilesM, tilesN) for bid in range(tilesM * tilesN)]
         assert sorted(got) == list(itertools.product(range(tilesM), range(tilesN))), (tilesM, tilesN)
 
 
@@ -249,9 +425,10 @@ def main():
     torch.set_num_threads(1)  # thousands of tiny tensor ops: threads only add overhead
     check_grouped_order()
     check_ldmatrix_banks()
+    check_wgmma_layout()
     check_products()
-    print("steps 10 and 11: index math checked on", len(SHAPES), "shapes x",
-          1 + 2 * len(CP_ASYNC_CONFIGS), "kernel variants")
+    print("steps 10 to 12: index math checked on", len(SHAPES), "shapes x",
+          1 + 2 * len(CP_ASYNC_CONFIGS) + 2, "kernel variants")
 
 
 if __name__ == "__main__":

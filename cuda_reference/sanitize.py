@@ -8,6 +8,7 @@ Shapes are small (the tools slow kernels down a hundredfold) but hit every edge 
 partial tiles in M, N and K, rows that are not 16-byte aligned, and a single element; for
 the 16-bit kernels also rows that are (the cp.async path, zero-filling the chunks past the
 edge, with more K slices than pipeline stages). Every kernel runs in each dtype it takes.
+Kernels built for another GPU (step 12 needs compute capability 9.0) are skipped.
 Exits non-zero if any result is wrong. `python3 -m cuda_reference.sanitize wmma cp_async`
 runs only the kernels named.
 """
@@ -15,7 +16,7 @@ import sys
 
 import torch
 
-from . import KERNELS, matmul
+from . import KERNELS, matmul, runs_on
 
 SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (130, 264, 200)]
 # Relative Frobenius error against float64 on the same (rounded) inputs: fp32 accumulation,
@@ -27,6 +28,9 @@ def main(only=()) -> int:
     bad = 0
     for kernel, info in KERNELS.items():
         if only and kernel not in only:
+            continue
+        if not runs_on(kernel):
+            print(f"{kernel}: skipped, needs compute capability {'.'.join(map(str, info.capability))}")
             continue
         variants = [{p: v} for p, vals in info.params.items() for v in vals] or [{}]
         for params in variants:

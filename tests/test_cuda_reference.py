@@ -2,13 +2,14 @@
 GPU; on the CPU, a compile-only build and the argument checks."""
 import os
 import shutil
+import subprocess
 
 import pytest
 import torch
 from conftest import HAS_GPU, rel_err
 
 import cuda_reference
-from cuda_reference import KERNELS, launcher_name
+from cuda_reference import KERNELS, launcher_name, runs_on
 
 VARIANTS = [(k, {p: v}) for k, info in KERNELS.items() for p, vals in info.params.items() for v in vals] + \
            [(k, {}) for k, info in KERNELS.items() if not info.params]
@@ -21,6 +22,8 @@ HALF_SHAPES = SHAPES + [(256, 512, 128), (384, 264, 1000)]
 # Inputs are exact in their dtype, so the error is C's final rounding (2^-11 fp16, 2^-8 bf16)
 # plus fp32 accumulation; these are the bounds tritonmm's own tests use.
 HALF_BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
+# 9 K-slices of 64 through step 12's ring of 4 buffers (one of emulate.SHAPES).
+RING_WRAP = (130, 264, 520)
 
 
 def test_registry_matches_the_build():
@@ -88,17 +91,116 @@ def test_bad_tile_for_the_pipeline():
 
 
 def test_tensor_core_index_math_on_the_cpu():
-    """cuda_reference.emulate runs steps 10 and 11's staging, ldmatrix addresses, pipeline
-    buffer rotation, block order and stores with the PTX ISA's fragment layouts, on the CPU."""
+    """cuda_reference.emulate runs steps 10 to 12's staging, ldmatrix addresses, wgmma
+    descriptors and swizzle, pipeline buffer rotation, block order and stores with the PTX
+    ISA's layouts, on the CPU."""
     from cuda_reference import emulate
     emulate.check_grouped_order()
     emulate.check_ldmatrix_banks()
+    emulate.check_wgmma_layout()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # thousands of tiny tensor ops: threads only add overhead
     try:
         emulate.check_products(shapes=[(33, 65, 31), (130, 264, 72)])
+        # step 12 also with more K slices than stages: the ring wraps and every buffer is refilled
+        emulate.check_products(shapes=[RING_WRAP], kernels=("wgmma",))
     finally:
         torch.set_num_threads(threads)
+
+
+def test_wgmma_ring_check_catches_an_early_refill(monkeypatch):
+    """The ring check is not vacuous, and needs the wrapping shape to bite: with copies one slice
+    further ahead (AHEAD = STAGES - 1, one barrier is then too few) a shape whose slices fit in
+    the stages still passes, the one with more slices than stages fails."""
+    from cuda_reference import emulate
+    monkeypatch.setattr(emulate, "WGMMA_AHEAD", emulate.WGMMA_TILE[3] - 1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        emulate.check_products(shapes=[(130, 264, 200)], kernels=("wgmma",))
+        with pytest.raises(AssertionError, match="refilling a buffer still in use"):
+            emulate.check_products(shapes=[RING_WRAP], kernels=("wgmma",))
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("raw", [0, 16, 0x400, 0x410, 1008])
+def test_wgmma_descriptors_name_what_the_copies_wrote(raw):
+    """Step 12: for every stage, warpgroup and k16 step, the addresses the A (K-major) and B
+    (MN-major, transposed) descriptors imply under the 128-byte swizzle are the ones the
+    swizzled cp.async copies wrote, wherever the dynamic shared memory starts."""
+    from cuda_reference import emulate
+    emulate.check_wgmma_layout(raw)
+
+
+def test_wgmma_layout_checks_catch_a_wrong_layout(monkeypatch):
+    """The layout check is not vacuous: unswizzled copies, or B's two strides swapped, fail it."""
+    from cuda_reference import emulate
+    with monkeypatch.context() as m:
+        m.setattr(emulate, "swizzle128", lambda row, chunk: row * 128 + chunk * 16)
+        with pytest.raises(AssertionError):
+            emulate.check_wgmma_layout()
+    desc = emulate.wgmma_descriptors
+    with monkeypatch.context() as m:
+        m.setattr(emulate, "wgmma_descriptors",
+                  lambda ring, stage, wg, s: (desc(ring, stage, wg, s)[0],
+                                              emulate.wgmma_desc(emulate.unpack_desc(desc(ring, stage, wg, s)[1])[0],
+                                                                 1024, 64 * 128)))
+        with pytest.raises(AssertionError):
+            emulate.check_wgmma_layout()
+
+
+@pytest.mark.parametrize("archs, sm90a", [("9.0", True), ("8.0;9.0+PTX", True), ("9.0a", True), ("8.0;8.6", False)])
+def test_arch_flags_compile_hopper_as_sm90a(monkeypatch, archs, sm90a):
+    """Step 12 needs sm_90a code: 9.0 is compiled as 9.0a (never beside a plain sm_90 cubin),
+    other arches as torch would, and the launcher learns whether sm_90a code exists."""
+    try:
+        from torch.utils.cpp_extension import _get_cuda_arch_flags  # noqa: F401 (private to torch)
+    except ImportError:
+        pytest.skip("this torch has no _get_cuda_arch_flags: arch_flags() leaves the choice to torch")
+    from cuda_reference.build import arch_flags
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", archs)
+    flags = arch_flags()
+    assert "-gencode=arch=compute_90,code=sm_90" not in flags
+    assert ("-gencode=arch=compute_90a,code=sm_90a" in flags) == sm90a
+    assert ("-DCUDA_REFERENCE_SM90A" in flags) == sm90a
+    if "8.0" in archs:
+        assert "-gencode=arch=compute_80,code=sm_80" in flags
+    if "+PTX" in archs:  # PTX for later GPUs stays plain compute_90 (step 12 refuses them)
+        assert "-gencode=arch=compute_90,code=compute_90" in flags
+
+
+class _OnCuda(torch.Tensor):
+    """A CPU tensor that says it is on cuda:0, to reach the capability check without a GPU."""
+
+    @property
+    def device(self):
+        return torch.device("cuda:0")
+
+
+@pytest.mark.parametrize("capability", [None, (8, 0), (9, 0), (10, 0)], ids=str)
+def test_wgmma_runs_only_on_compute_capability_9_0(monkeypatch, capability):
+    """runs_on and matmul's argument check, for a machine without CUDA (None) and GPUs of
+    three capabilities: step 12 runs on 9.0 only, and the refusal names both capabilities and
+    the fix; the steps with no capability run everywhere there is a GPU."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: capability is not None)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    assert runs_on("wgmma") == (capability == (9, 0))
+    assert runs_on("wgmma", "cuda:0") == (capability == (9, 0))
+    assert runs_on("cp_async") and runs_on("naive")
+    a = torch.Tensor._make_subclass(_OnCuda, torch.zeros(8, 8, dtype=torch.bfloat16))
+    assert a.device.type == "cuda"
+    if capability == (9, 0):
+        cuda_reference._check(a, a, None, "wgmma")  # accepted: nothing raised
+        return
+    with pytest.raises(RuntimeError) as info:
+        cuda_reference._check(a, a, None, "wgmma")
+    msg = str(info.value)
+    have = "not available" if capability is None else "compute capability {}.{}".format(*capability)
+    for words in ("'wgmma'", "runs only on compute capability 9.0 GPUs", f"cuda:0 is {have}",
+                  "Run it on a compute capability 9.0 GPU", "kernel='cp_async'"):
+        assert words in msg, (words, msg)
+    cuda_reference._check(a, a, None, "cp_async")  # the suggested kernel passes the same check
 
 
 @pytest.mark.gpu
@@ -124,6 +226,8 @@ def test_every_kernel_against_float64(kernel, params):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("kernel, params", HALF_VARIANTS, ids=lambda v: str(v))
 def test_every_tensor_core_kernel_against_float64(kernel, params, dtype):
+    if not runs_on(kernel):
+        pytest.skip(f"{kernel} needs compute capability {KERNELS[kernel].capability}")
     for shape in HALF_SHAPES:
         M, N, K = shape
         a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
@@ -146,7 +250,7 @@ def test_tensor_core_unaligned_pointers_take_the_scalar_path(dtype):
     out = torch.empty(M * N + 1, dtype=dtype, device="cuda")[1:].view(M, N)
     # both operands off, then one aligned and the other not (each operand takes its own path)
     for x, y, case in ((a, b, "both off"), (a.clone(), b, "a aligned"), (a, b.clone(), "b aligned")):
-        for kernel, params in HALF_VARIANTS:
+        for kernel, params in filter(lambda v: runs_on(v[0]), HALF_VARIANTS):
             out.fill_(float("nan"))
             cuda_reference.matmul(x, y, kernel, out=out, **params)
             assert rel_err(out, a, b) < HALF_BOUND[dtype], (kernel, params, case)
@@ -154,7 +258,7 @@ def test_tensor_core_unaligned_pointers_take_the_scalar_path(dtype):
 
 @pytest.mark.gpu
 def test_tensor_core_empty_and_zero_k():
-    for kernel in ("wmma", "mma_sync", "cp_async"):
+    for kernel in filter(runs_on, ("wmma", "mma_sync", "cp_async", "wgmma")):
         half = dict(device="cuda", dtype=torch.float16)
         z = cuda_reference.matmul(torch.randn(3, 0, **half), torch.randn(0, 4, **half), kernel)
         assert z.dtype == torch.float16 and torch.equal(z, torch.zeros(3, 4, **half))
@@ -180,7 +284,7 @@ def test_tensor_core_kernels_on_another_device():
     torch.cuda.set_device(0)
     a = torch.randn(130, 72, device="cuda:1").bfloat16()
     b = torch.randn(72, 264, device="cuda:1").bfloat16()
-    for kernel, params in HALF_VARIANTS:
+    for kernel, params in filter(lambda v: runs_on(v[0], "cuda:1"), HALF_VARIANTS):
         for _ in range(2):  # the second launch finds cuda:1 already opted in
             out = cuda_reference.matmul(a, b, kernel, **params)
             assert out.device == torch.device("cuda:1") and rel_err(out, a, b) < 1e-2, (kernel, params)
@@ -223,6 +327,15 @@ def test_compile_all_kernels_without_a_gpu(tmp_path, monkeypatch):
     built = list(tmp_path.rglob("*.so"))
     assert built, "load_inline produced no shared object"
     build.load.cache_clear()
+    # Step 12's kernels hold wgmma (SASS HGMMA), not the empty or trapping body that a build
+    # without the sm_90a feature macro would give (wgmma.cuh, 12_wgmma.cu).
+    cuobjdump = shutil.which("cuobjdump") or shutil.which(os.path.join(os.environ["CUDA_HOME"], "bin", "cuobjdump"))
+    if cuobjdump and "9.0" in os.environ["TORCH_CUDA_ARCH_LIST"]:
+        sass = subprocess.run([cuobjdump, "-sass", str(built[0])], capture_output=True, text=True)
+        if sass.returncode != 0 and "nvdisasm" in sass.stderr:
+            return  # cuobjdump without its disassembler: no SASS to read
+        assert sass.returncode == 0, sass.stderr
+        assert "HGMMA" in sass.stdout, "no wgmma in the sm_90a code"
 
 
 def test_compiler_errors_reach_the_user(tmp_path, monkeypatch):

@@ -21,8 +21,6 @@
 //    tiles, so on large problems the blocks running at once reuse each other's data in L2.
 // Shared memory rows stay padded by 16 bytes (bank-conflict-free ldmatrix as in step 10);
 // the ring is too large for static shared memory, so it is dynamic and opted into.
-#include <atomic>
-
 #include "mma.cuh"
 
 template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS>
@@ -38,11 +36,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MIN_BLOCKS)
   uint16_t* As = reinterpret_cast<uint16_t*>(cp_async_smem);
   uint16_t* Bs = As + STAGES * A_STAGE;
 
-  // Grouped block order: GROUP_M block-rows at a time, down each column of blocks.
-  const int tilesM = CEIL_DIV(M, BM), tilesN = CEIL_DIV(N, BN);
-  const int perGroup = GROUP_M * tilesN, firstM = (blockIdx.x / perGroup) * GROUP_M;
-  const int groupRows = min(tilesM - firstM, GROUP_M), inGroup = blockIdx.x % perGroup;
-  const int rowBase = (firstM + inGroup % groupRows) * BM, colBase = (inGroup / groupRows) * BN;
+  const int2 origin = grouped_block_origin<BM, BN, GROUP_M>(M, N);  // change 3 (mma.cuh)
+  const int rowBase = origin.x, colBase = origin.y;
 
   // Issues the copies of slice kt (columns kt*BK.. of A's rows, rows kt*BK.. of B) into buffer `stage`.
   auto load_slice = [&](int stage, int kt) {
@@ -104,18 +99,9 @@ template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES, int MI
 cudaError_t launch_cp_async_t(int M, int N, int K, const void* A, const void* B, void* C, cudaStream_t s) {
   constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
   constexpr int SMEM = STAGES * (BM * (BK + 8) + BK * (BN + 8)) * 2;
-  auto kernel = cp_async_kernel<T, BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS>;
-  // Over 48 KiB of dynamic shared memory is opt-in, per kernel and per device: done once
-  // for each device this process launches on (the caller has made it current).
-  static std::atomic<bool> opted_in[64];
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
+  constexpr auto kernel = cp_async_kernel<T, BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS>;
+  cudaError_t err = opt_in_dynamic_smem<kernel>(SMEM);  // over 48 KiB (mma.cuh)
   if (err != cudaSuccess) return err;
-  if (dev >= 64 || !opted_in[dev].load()) {
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
-    if (err != cudaSuccess) return err;
-    if (dev < 64) opted_in[dev].store(true);
-  }
   const long long blocks = (long long)CEIL_DIV(M, BM) * CEIL_DIV(N, BN);
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   kernel<<<(unsigned)blocks, THREADS, SMEM, s>>>(

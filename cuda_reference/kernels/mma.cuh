@@ -1,5 +1,7 @@
-// The tensor-core pieces shared by steps 10 and 11: the three PTX instructions they are
-// built on (ldmatrix, mma.sync, cp.async) and a warp tile of m16n8k16 products.
+// The tensor-core pieces shared by steps 10 to 12: the three PTX instructions steps 10 and
+// 11 are built on (ldmatrix, mma.sync, cp.async; step 12 keeps cp.async), a warp tile of
+// m16n8k16 products, and the block-level pieces of the pipelined steps 11 and 12: the
+// grouped block order and the opt-in to more than 48 KiB of dynamic shared memory.
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
 // type"); lane = 4 * g + t, g = lane / 4 the "group", t = lane % 4 its thread in the group:
@@ -18,6 +20,8 @@
 // row-major [k][n] tile of B gives b[0], b[1] of the n-columns 0-7 and b[0], b[1] of the
 // n-columns 8-15: two B fragments per instruction.
 #pragma once
+#include <atomic>
+
 #include "fp16.cuh"
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -69,6 +73,33 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Grouped block order (as in Triton's matmul tutorial): the blocks of a 1D grid are numbered
+// GROUP_M block-rows at a time, down each column of blocks, so that consecutive blocks share
+// B's column tiles and a few of A's row tiles, and the blocks running at once reuse each
+// other's data in L2. Returns the first row and column of C that this block owns.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ int2 grouped_block_origin(int M, int N) {
+  const int tilesM = CEIL_DIV(M, BM), tilesN = CEIL_DIV(N, BN);
+  const int perGroup = GROUP_M * tilesN, firstM = (blockIdx.x / perGroup) * GROUP_M;
+  const int groupRows = min(tilesM - firstM, GROUP_M), inGroup = blockIdx.x % perGroup;
+  return make_int2((firstM + inGroup % groupRows) * BM, (inGroup / groupRows) * BN);
+}
+
+// Over 48 KiB of dynamic shared memory is opt-in, per kernel and per device: done once for
+// each device this process launches `kernel` on (the caller has made it current). One
+// instantiation, hence one set of flags, per kernel.
+template <auto kernel>
+cudaError_t opt_in_dynamic_smem(int bytes) {
+  static std::atomic<bool> opted_in[64];
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (dev < 64 && opted_in[dev].load()) return cudaSuccess;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (err == cudaSuccess && dev < 64) opted_in[dev].store(true);
+  return err;
 }
 
 // One warp's WM x WN tile of C as MI x NI m16n8 accumulator tiles.
