@@ -3,7 +3,10 @@
     python -m bench --quick                   # a few minutes on an H100
     python -m bench --preset llm --dtype bf16 --out results/
     python -m bench --shape 4096x4096x4096 --impl "torch.mm" --impl tritonmm
+    python -m bench --dtype tf32x3 --shape 4096x4096x4096   # float32 in three TF32 products: vs SGEMM and TF32
+    python -m bench --dtype fp8 --preset llm --rounds 3      # scaled_mm vs torch._scaled_mm (bench/fp8.py)
     python -m bench --preset sweep --rounds 3 --out results/sweep/   # bench/sweep.py's shapes
+    python -m bench --preset sweep --dtype fp8 --out results/sweep_fp8/   # the sweep in FP8, vs torch._scaled_mm
     python -m bench --traffic --out results/traffic/    # bytes read, measured by Nsight Compute (bench/ncu.py)
     python -m bench --preset scaling --out results/traffic/   # the tiling write-ups' claims (bench/scaling.py)
 """
@@ -26,7 +29,8 @@ import tritonmm  # noqa: E402
 from tritonmm import timing  # noqa: E402
 from tritonmm.tune import parse_shape  # noqa: E402
 
-from . import impls, ncu, report, scaling, sweep, traffic  # noqa: E402
+from . import fp8, impls, ncu, report, scaling, sweep, traffic  # noqa: E402
+from .common import copies, rel_err  # noqa: E402
 
 PRESETS = {
     "square": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)],
@@ -35,11 +39,7 @@ PRESETS = {
 }
 QUICK = [(1024, 1024, 1024), (4096, 4096, 4096), (1023, 1025, 1027)]
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "tf32x3": torch.float32, "fp16": torch.float16,
-          "bf16": torch.bfloat16}
-
-
-def rel_err(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
+          "bf16": torch.bfloat16, "fp8": torch.float8_e4m3fn}
 
 
 def copy_bandwidth_TBps() -> float:
@@ -50,12 +50,72 @@ def copy_bandwidth_TBps() -> float:
     return 2 * src.numel() * 4 / (ms * 1e-3) / 1e12
 
 
-def operand_sets(M, N, K, dtype, l2_bytes):
+def operand_sets(M, N, K, dtype):
     """Enough independent input pairs that rotating through them defeats the L2."""
-    nbytes = (M * K + K * N) * torch.empty((), dtype=dtype).element_size()
-    count = min(8, max(1, -(-2 * l2_bytes // max(nbytes, 1))))
+    count = copies((M * K + K * N) * dtype.itemsize)
     return [(torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype))
             for _ in range(count)]
+
+
+def fp8_label(name, scales) -> str:
+    """An fp8 table row's implementation: bench/fp8.py's name and the scale kind."""
+    return f"{name}, {scales}-wise"
+
+
+def impl_names(precision) -> list:
+    """The implementations of one table, by name: impls.registry's, or for fp8 bench/fp8.py's per scale kind."""
+    if precision == "fp8":
+        return [fp8_label(name, kind) for kind in fp8.SCALES for name in (fp8.TORCH, fp8.TRITONMM)]
+    return [impl.name for impl in impls.registry(precision)]
+
+
+def is_base(row) -> bool:
+    """Whether row is its table's baseline, whose best TFLOP/s is the roofline's compute roof: torch.mm,
+    or in fp8 torch._scaled_mm (either scale kind)."""
+    return row["impl"] == "torch.mm" or row["impl"].startswith(fp8.TORCH)
+
+
+def _row(precision, name, level, tile, M, N, K):
+    return dict(precision=precision, impl=name, level=level, shape=f"{M}x{N}x{K}", M=M, N=N, K=K, tile=tile, ms=None,
+                tflops=None, pct_torch=None, x_naive=None, model_bytes=None, intensity=None, rel_err=None, note=None,
+                spread_pct=None)
+
+
+def fp8_rows(m: dict, names=(fp8.TORCH, fp8.TRITONMM)) -> list:
+    """Table rows of names (torch._scaled_mm, tritonmm.scaled_mm) from one fp8.measure_shape result: % torch is
+    torch._scaled_mm's time over the row's, and the model bytes count FP8 reads and a bf16 write. A shape
+    torch._scaled_mm refuses gets its row with the reason in place of a time. torch's tile column names
+    the function: it runs cuBLASLt, or on sm90 with row-wise scales CUTLASS kernels torch ships."""
+    M, N, K = m["M"], m["N"], m["K"]
+    rows = []
+    for name in names:
+        level = "library" if name == fp8.TORCH else "block"
+        row = _row("fp8", fp8_label(name, m["scales"]), level, fp8.TORCH if level == "library" else m["config"],
+                   M, N, K)
+        rows.append(row)
+        if name not in m["ms"]:
+            row["note"] = m["note"] or "not run"
+            continue
+        row.update(ms=m["ms"][name], tflops=fp8.tflops(m, name), rel_err=m["rel_err"].get(name),
+                   spread_pct=m["spread_pct"].get(name))
+        if fp8.TORCH in m["ms"]:
+            row["pct_torch"] = 100 * m["ms"][fp8.TORCH] / row["ms"]
+        if level == "block":
+            row["model_bytes"] = traffic.modeled_bytes(M, N, K, 1, m["tile"], output=False) + 2 * M * N
+            row["intensity"] = traffic.intensity(M, N, K, row["model_bytes"])
+    return rows
+
+
+def measure_fp8(shapes, only, progress, rounds=1):
+    """The fp8 table: per shape and scale kind, bench/fp8.py's measurement (the one python -m bench.suites
+    fp8 makes), as rows of this table; --impl selects among its four labels."""
+    rows = []
+    for (M, N, K), kind in itertools.product(shapes, fp8.SCALES):
+        names = [n for n in (fp8.TORCH, fp8.TRITONMM) if not only or any(o in fp8_label(n, kind) for o in only)]
+        progress.update(2)
+        if names:
+            rows += fp8_rows(fp8.measure_shape(M, N, K, kind, rounds, names), names)
+    return rows
 
 
 def measure(precision, shapes, only, progress, rounds=1):
@@ -63,12 +123,13 @@ def measure(precision, shapes, only, progress, rounds=1):
     timed once per round, in turn, and the row keeps the median round: the clock of a
     power-capped GPU drifts by several percent within a minute, and interleaving makes the
     drift hit every implementation alike instead of whichever ran last."""
+    if precision == "fp8":
+        return measure_fp8(shapes, only, progress, rounds)
     rows = []
     dtype = DTYPES[precision]
     torch.backends.cuda.matmul.fp32_precision = "tf32" if precision == "tf32" else "ieee"
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for M, N, K in shapes:
-        sets = operand_sets(M, N, K, dtype, l2)
+        sets = operand_sets(M, N, K, dtype)
         a, b = sets[0]
         ref = a.double() @ b.double()
         esize = a.element_size()
@@ -77,10 +138,8 @@ def measure(precision, shapes, only, progress, rounds=1):
             progress.update(1)
             if only and not any(o in impl.name for o in only):
                 continue
-            row = dict(precision=precision, impl=impl.name, level=impl.level, shape=f"{M}x{N}x{K}", M=M, N=N, K=K,
-                       tile="cuBLAS" if impl.tile is None else "x".join(map(str, impl.tile)), ms=None, tflops=None,
-                       pct_torch=None, x_naive=None, model_bytes=None, intensity=None, rel_err=None, note=None,
-                       spread_pct=None)
+            tile_name = "cuBLAS" if impl.tile is None else "x".join(map(str, impl.tile))
+            row = _row(precision, impl.name, impl.level, tile_name, M, N, K)
             shape_rows.append(row)
             if impl.name in impls.SLOW and M * N * K > impls.SLOW_CAP:
                 row["note"] = "skipped: > 4096^3 (slow)"
@@ -155,16 +214,24 @@ def run_sweep(args, argv) -> int:
     """bench/sweep.py's shapes for each dtype; the table, then one summary line per dtype."""
     from tqdm import tqdm
     dtypes = args.dtype or list(sweep.DTYPES)
+    if "fp8" in dtypes and not fp8.has_fp8():
+        if args.dtype:
+            print(f"--dtype fp8 needs FP8 tensor cores (compute capability 8.9+): {torch.cuda.get_device_name()}",
+                  file=sys.stderr)
+            return 2
+        print(f"fp8 left out: {torch.cuda.get_device_name()} has no FP8 tensor cores (compute capability 8.9+)")
+        dtypes.remove("fp8")
     meta = dict(run_meta(argv), rounds=args.rounds)
     rows = []
-    with tqdm(total=len(dtypes) * len(sweep.SHAPES), desc="sweep", file=sys.stderr) as progress:
+    with tqdm(total=sum(len(sweep.shapes_for(dt)) for dt in dtypes), desc="sweep", file=sys.stderr) as progress:
         for dtype in dtypes:
-            rows += sweep.measure(dtype, sweep.SHAPES, args.rounds, progress)
+            rows += sweep.measure(dtype, sweep.shapes_for(dtype), args.rounds, progress)
     summary = sweep.summarize(rows)
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
           f"graph: do_bench of a CUDA graph replay over the operand copies, per product; eager: wall time of "
           f"back-to-back calls; medians of {args.rounds} interleaved round(s); "
-          f"x = torch.mm time / tritonmm time\n")
+          f"x = torch.mm time / tritonmm time" + ("" if "fp8" not in dtypes else
+          f"; fp8: {sweep.FP8_NOTE}") + "\n")
     print(report.sweep_table(rows))
     print()
     print("\n".join(summary))
@@ -180,7 +247,8 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="a few shapes, a few minutes")
     p.add_argument("--preset", choices=sorted([*PRESETS, "sweep", "scaling"]), action="append",
                    help="shape preset (repeatable); 'sweep' runs on its own: tritonmm against torch.mm over "
-                        "bench/sweep.py's shapes, fp16 and bf16, CUDA graph and eager times; 'scaling' runs on its "
+                        "bench/sweep.py's shapes, fp16 and bf16, and fp8 against torch._scaled_mm, CUDA graph and "
+                        "eager times; 'scaling' runs on its "
                         "own: the CUDA ladder and torch.mm over square fp32 sizes 1024-16384, and the tiling "
                         "write-ups' claims against them (reads --out's traffic.json for claim 1)")
     p.add_argument("--traffic", action="store_true",
@@ -193,7 +261,9 @@ def main(argv=None) -> int:
     p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append",
                    help="fp32 (IEEE), tf32, tf32x3 (float32 accuracy in three TF32 products, against SGEMM "
-                        "and TF32), fp16, bf16 (repeatable; default all but tf32x3)")
+                        "and TF32), fp16, bf16, fp8 (tritonmm.scaled_mm against torch._scaled_mm: e4m3, tensor-wise "
+                        "and row-wise scales, bf16 out; needs compute capability 8.9+) (repeatable; default all but "
+                        "tf32x3 and fp8; the sweep: fp16, bf16 and fp8)")
     p.add_argument("--impl", action="append", help="run implementations whose name contains this (repeatable)")
     p.add_argument("--rounds", type=int, default=1,
                    help="time each implementation this many times, interleaved; report the median and spread "
@@ -217,13 +287,15 @@ def main(argv=None) -> int:
         if len(args.preset) > 1 or args.shape or args.impl or args.quick:
             p.error("--preset sweep runs on its own: no other preset, --shape, --impl or --quick")
         if not set(args.dtype or []) <= set(sweep.DTYPES):
-            p.error(f"--preset sweep runs {' and '.join(sweep.DTYPES)} only")
+            p.error(f"--preset sweep runs {', '.join(list(sweep.DTYPES)[:-1])} and {list(sweep.DTYPES)[-1]} only")
         if not torch.cuda.is_available():
             print("No CUDA GPU found: the sweep times GPU kernels. Nothing timed.")
             return 0
         return run_sweep(args, argv)
     if not torch.cuda.is_available():
         return cpu_fallback()
+    if "fp8" in (args.dtype or []) and not fp8.has_fp8():
+        p.error(f"--dtype fp8 needs FP8 tensor cores (compute capability 8.9+): {torch.cuda.get_device_name()}")
 
     from tqdm import tqdm
     shapes = list(args.shape)
@@ -234,18 +306,18 @@ def main(argv=None) -> int:
     precisions = args.dtype or (["fp32", "tf32", "bf16"] if args.quick else ["fp32", "tf32", "fp16", "bf16"])
     meta = run_meta(argv)
     meta["copy_TBps"] = copy_bandwidth_TBps()
-    total = sum(len(impls.registry(pr)) for pr in precisions) * len(shapes)
+    total = sum(len(impl_names(pr)) for pr in precisions) * len(shapes)
     rows = []
     with tqdm(total=total, desc="benchmarks", file=sys.stderr) as progress:
         for precision in precisions:
             rows += measure(precision, shapes, args.impl, progress, args.rounds)
-    meta["peaks_tflops"] = {pr: max((r["tflops"] for r in rows if r["precision"] == pr and r["impl"] == "torch.mm"
-                                     and r["tflops"]), default=None) for pr in precisions}
+    meta["peaks_tflops"] = {pr: max((r["tflops"] for r in rows if r["precision"] == pr and is_base(r) and r["tflops"]),
+                                    default=None) for pr in precisions}
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
           f"device copy {meta['copy_TBps']:.2f} TB/s; do_bench medians"
           + (f", median of {args.rounds} interleaved rounds" if args.rounds > 1 else ""))
     for precision in precisions:
-        print(f"\n## {precision}" + {"fp32": " (IEEE, TF32 off)", "tf32x3": " (torch.mm: IEEE SGEMM)"}.get(precision, ""))
+        print(f"\n## {precision}" + report.TITLES.get(precision, ""))
         print(report.table([r for r in rows if r["precision"] == precision]))
     if args.out:
         from pathlib import Path

@@ -3,7 +3,8 @@
 #   usage (on the GPU machine, repo root): bash bench/device_check.sh STAGE...
 #   stages: tests (build, pytest, sanitizers), pytest (pytest alone), multigpu (the tests that need two
 #   GPUs), suites (bench.suites: host, compile, linear, model, fp8), tuning, quick | full (bench), targets,
-#   llm, sweep (bf16 and fp16: two calls' worth), traffic (ncu), scaling (the tiling claims)
+#   llm, sweep (bf16, fp16 and fp8: three calls' worth; SWEEP_DTYPES picks), fp8 (the --dtype fp8 table),
+#   traffic (ncu), scaling (the tiling claims)
 # A device command may run 10 minutes: run tests in one call, the rest in another.
 # Logs and results go under $OUT (default /tmp/tritonmm-out).
 set -o pipefail
@@ -67,8 +68,8 @@ PY
 
 fi
 if stage sweep; then
-  echo "== sweep (46 shapes a dtype)"
-  for dt in bf16 fp16; do
+  echo "== sweep (46 shapes a dtype; fp8: 45, all as x @ W.T)"
+  for dt in ${SWEEP_DTYPES:-bf16 fp16 fp8}; do
     python3 -m bench --preset sweep --dtype $dt --out "$OUT/sweep_$dt" 2>"$OUT/sweep_$dt.err" | tee "$OUT/sweep_$dt.log" | tail -3
   done
 fi
@@ -95,6 +96,11 @@ if stage targets; then
 echo "== issue 2 targets: autotuned tritonmm vs torch.mm, median of 3 interleaved rounds"
 python3 -m bench --shape 4096x4096x4096 --shape 8192x8192x8192 --dtype bf16 --dtype fp16 --dtype tf32 --dtype fp32 \
   --impl torch.mm --impl "tritonmm (autotuned)" --rounds 3 2>>"$OUT/bench.err" | tee "$OUT/targets.log"
+fi
+if stage fp8; then
+echo "== fp8: tritonmm.scaled_mm vs torch._scaled_mm, squares and LLM shapes, median of 3 interleaved rounds"
+python3 -m bench --dtype fp8 --shape 4096x4096x4096 --shape 8192x8192x8192 --preset llm --rounds 3 \
+  --out "$OUT/fp8" 2>>"$OUT/bench.err" | tee "$OUT/fp8.log"
 fi
 if stage llm; then
 echo "== LLM shapes, bf16: autotuned tritonmm vs torch.mm, median of 3 interleaved rounds"

@@ -7,6 +7,12 @@ from pathlib import Path
 from tabulate import tabulate
 
 COLUMNS = ["impl", "level", "tile", "shape", "ms", "TFLOP/s", "% torch.mm", "x naive", "model GB", "FLOP/B", "rel err"]
+FP8_BASE_NAME = "_scaled_mm"  # what fp8 rows are compared with: torch._scaled_mm, same scales
+FP8_BASE = f"% {FP8_BASE_NAME}"  # the fp8 table's "% torch.mm": torch._scaled_mm's time over the row's
+# Each table's heading beyond its name.
+TITLES = {"fp32": " (IEEE, TF32 off)", "tf32x3": " (torch.mm: IEEE SGEMM)",
+          "fp8": " (e4m3 from quantize_fp8, b column-major, bf16 out; against torch._scaled_mm with the same scales; "
+                 "rel err against float64 of the dequantized operands)"}
 SPREAD = "spread %"  # (slowest - fastest round) / median, shown when rows were timed in several rounds
 
 
@@ -22,7 +28,9 @@ def table(rows: list) -> str:
                     _fmt(r["tflops"], ".1f"), _fmt(r["pct_torch"], ".0f"), _fmt(r["x_naive"], ".1f"),
                     _fmt(r["model_bytes"] and r["model_bytes"] / 1e9, ".2f"), _fmt(r["intensity"], ".0f"),
                     _fmt(r["rel_err"], ".1e")] + ([_fmt(r.get("spread_pct"), ".1f")] if rounds else []))
-    return tabulate(out, headers=COLUMNS + ([SPREAD] if rounds else []), disable_numparse=True)
+    columns = [FP8_BASE if c == "% torch.mm" and rows and all(r.get("precision") == "fp8" for r in rows) else c
+               for c in COLUMNS]
+    return tabulate(out, headers=columns + ([SPREAD] if rounds else []), disable_numparse=True)
 
 
 def markdown(rows: list, meta: dict, images: list) -> str:
@@ -32,12 +40,12 @@ def markdown(rows: list, meta: dict, images: list) -> str:
              f"- Command: `{meta['command']}`",
              f"- Timing: triton.testing.do_bench medians after a warm-up run (builds, compiles and tuning "
              f"excluded); inputs rotated when they fit in L2; relative error against float64.",
-             f"- Measured ceilings: device-to-device copy {meta['copy_TBps']:.2f} TB/s; best torch.mm per dtype: " +
+             f"- Measured ceilings: device-to-device copy {meta['copy_TBps']:.2f} TB/s; "
+             "best torch.mm per dtype (fp8: torch._scaled_mm): " +
              ", ".join(f"{k} {v:.0f} TFLOP/s" for k, v in meta["peaks_tflops"].items() if v), ""]
     for precision in dict.fromkeys(r["precision"] for r in rows):
-        title = " (IEEE, TF32 off)" if precision == "fp32" else ""
-        lines += [f"## {precision}{title}", "", "```", table([r for r in rows if r["precision"] == precision]),
-                  "```", ""]
+        lines += [f"## {precision}{TITLES.get(precision, '')}", "", "```",
+                  table([r for r in rows if r["precision"] == precision]), "```", ""]
     lines += [f"![{p.stem}]({p.name})" for p in images]
     return "\n".join(lines) + "\n"
 
@@ -116,7 +124,8 @@ def _tf(v):
 
 def _bar_text(r, rows):
     pct = _pct(r, rows)
-    return f"{_tf(r['tflops'])} TFLOP/s" + ("" if pct is None else f", {pct:.0f}% of cuBLAS")
+    base = FP8_BASE_NAME if r["precision"] == "fp8" else "cuBLAS"
+    return f"{_tf(r['tflops'])} TFLOP/s" + ("" if pct is None else f", {pct:.0f}% of {base}")
 
 
 def _bar_name(r):
@@ -173,8 +182,8 @@ def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | 
         ax.set_title(title, fontsize=11)
     handles = [plt.Rectangle((0, 0), 1, 1, color=LEVEL_COLORS[k]) for k in LEVEL_NAMES]
     fig.legend(handles, list(LEVEL_NAMES.values()), loc="lower center", ncol=3, fontsize=9, frameon=False)
-    tf32 = " (IEEE, TF32 off)" if precision == "fp32" else ""
-    fig.suptitle(f"{meta.get('gpu', 'GPU')}: {precision}{tf32} GEMM, M x N x K = {shape}", fontsize=13)
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: {precision}{TITLES.get(precision, '')} GEMM, M x N x K = {shape}",
+                 fontsize=13)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     top = min(axes, key=lambda ax: ax.get_position().height).get_position()
     for ax, (_, bars) in zip(axes, panels):  # the same bar thickness in both panels, tops aligned
@@ -188,7 +197,7 @@ def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | 
 
 def _headline(sub: list) -> list:
     """At most four series for one precision: (name, rows by shape). torch.mm, tritonmm (autotuned), the best
-    CUDA rung of each shape and the naive rung."""
+    CUDA rung of each shape and the naive rung; for fp8, one series per implementation and scale kind."""
     shapes = list(dict.fromkeys(r["shape"] for r in sub))
 
     def pick(pred, best=False):
@@ -199,6 +208,10 @@ def _headline(sub: list) -> list:
                 out[s] = max(cands, key=lambda r: r["tflops"]) if best else cands[0]
         return out
 
+    # fp8 has none of those four. Asked by precision, not by a missing torch.mm row: --impl can leave that
+    # out of any dtype, which still wants the headline series.
+    if sub and sub[0]["precision"] == "fp8":
+        return [(name, pick(lambda r, name=name: r["impl"] == name)) for name in dict.fromkeys(r["impl"] for r in sub)]
     series = [("torch.mm (cuBLAS)", pick(lambda r: r["impl"] == "torch.mm")),
               ("tritonmm (autotuned)", pick(lambda r: r["impl"] == "tritonmm (autotuned)")),
               ("best CUDA rung", pick(lambda r: r["level"] == "thread", best=True)),
@@ -208,7 +221,8 @@ def _headline(sub: list) -> list:
 
 def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
     """One panel per precision, horizontal bars grouped by shape: torch.mm, tritonmm (autotuned), the best CUDA
-    rung (named on its bar) and the naive rung; every bar labelled with TFLOP/s and % of cuBLAS."""
+    rung (named on its bar) and the naive rung (fp8: each implementation and scale kind); every bar labelled
+    with TFLOP/s and % of cuBLAS (fp8: of _scaled_mm)."""
     plt = _pyplot()
     meta = meta or {}
     measured = [r for r in rows if r.get("tflops")]
@@ -226,7 +240,7 @@ def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
         for i, (name, by_shape) in enumerate(series):
             ys = [j * (n + 0.8) + i for j, s in enumerate(shapes) if s in by_shape]
             bars = [by_shape[s] for s in shapes if s in by_shape]
-            ax.barh(ys, [r["tflops"] for r in bars], 0.85, color=colors[name], label=name)
+            ax.barh(ys, [r["tflops"] for r in bars], 0.85, color=colors.get(name, plt.cm.tab10(i)), label=name)
             for y, r in zip(ys, bars):
                 text = _bar_text(r, measured)
                 if name == "best CUDA rung":
@@ -242,8 +256,7 @@ def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
         ax.set_axisbelow(True)
         ax.set_xlabel("TFLOP/s", fontsize=9)
         ax.set_ylabel("M x N x K", fontsize=9)
-        tf32 = " (IEEE, TF32 off)" if prec == "fp32" else ""
-        ax.set_title(f"{prec}{tf32}", fontsize=11, loc="left")
+        ax.set_title(f"{prec}{TITLES.get(prec, '')}", fontsize=11, loc="left")
         ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
     fig.suptitle(f"{meta.get('gpu', 'GPU')}: TFLOP/s per shape, headline implementations", fontsize=13)
     fig.tight_layout()
@@ -371,7 +384,7 @@ def roofline_chart(rows: list, path: Path, meta: dict) -> Path:
     measured = [r for r in rows if r.get("tflops")]
     bw = meta["copy_TBps"]
     precisions = list(dict.fromkeys(r["precision"] for r in measured))
-    prec_colors = dict(zip(precisions, ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown"]))
+    prec_colors = dict(zip(precisions, ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown", "tab:olive"]))
     markers = {"thread": "o", "block": "s"}
     fig, ax = plt.subplots(figsize=(13, 8))
     points, shapes, xs_all = [], {}, []
@@ -396,8 +409,9 @@ def roofline_chart(rows: list, path: Path, meta: dict) -> Path:
             label=f"bandwidth roof: copy {bw:.2f} TB/s measured")
     for prec, peak in peaks.items():
         ax.plot([peak / bw, hi], [peak, peak], lw=1.2, color=prec_colors[prec], alpha=0.7,
-                label=f"{prec} compute roof: best torch.mm, {peak:.0f} TFLOP/s")
-    ys = [p[1] for p in points] + list(meta.get("peaks_tflops", {}).values())
+                label=f"{prec} compute roof: best {'torch._scaled_mm' if prec == 'fp8' else 'torch.mm'}, "
+                      f"{peak:.0f} TFLOP/s")
+    ys = [p[1] for p in points] + [v for v in meta.get("peaks_tflops", {}).values() if v]  # None: no baseline row
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -424,10 +438,11 @@ SWEEP_COLUMNS = ["dtype", "shape", "layout", "torch graph us", "tritonmm graph u
 
 
 def sweep_table(rows: list) -> str:
-    """The sweep's rows; "x" columns are torch time / tritonmm time (above 1: tritonmm faster)."""
-    out = [[r["dtype"], r["shape"], r["layout"], f"{r['torch_graph_us']:.1f}", f"{r['tritonmm_graph_us']:.1f}",
-            f"{r['ratio_graph']:.2f}", f"{r['torch_eager_us']:.1f}", f"{r['tritonmm_eager_us']:.1f}",
-            f"{r['ratio_eager']:.2f}", r["config"], _fmt(r["rel_err"], ".1e")] for r in rows]
+    """The sweep's rows; "x" columns are torch time / tritonmm time (above 1: tritonmm faster); '-'
+    where there is no torch time (fp8 shapes torch._scaled_mm refuses)."""
+    out = [[r["dtype"], r["shape"], r["layout"], _fmt(r["torch_graph_us"], ".1f"), f"{r['tritonmm_graph_us']:.1f}",
+            _fmt(r["ratio_graph"], ".2f"), _fmt(r["torch_eager_us"], ".1f"), f"{r['tritonmm_eager_us']:.1f}",
+            _fmt(r["ratio_eager"], ".2f"), r["config"], _fmt(r["rel_err"], ".1e")] for r in rows]
     return tabulate(out, headers=SWEEP_COLUMNS, disable_numparse=True)
 
 
@@ -450,17 +465,19 @@ def sweep_plot(rows: list, meta: dict, path: Path) -> Path:
 
     shapes = list(dict.fromkeys((r["shape"], r["layout"]) for r in rows))
     dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
-    ratio = {(r["dtype"], r["shape"], r["layout"]): r["ratio_graph"] for r in rows}
+    ratio = {(r["dtype"], r["shape"], r["layout"]): r["ratio_graph"] or 0 for r in rows}  # no bar: no torch time
     width = 0.8 / len(dtypes)
     fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(shapes)), 5.5))
     for i, dtype in enumerate(dtypes):
         ax.bar([x + i * width for x in range(len(shapes))], [ratio.get((dtype, *s), 0) for s in shapes], width,
                label=dtype, color=plt.cm.tab10(i))
-    ax.axhline(1.0, color="black", lw=1, ls="--", label="torch.mm")
+    ax.axhline(1.0, color="black", lw=1, ls="--", label="torch.mm (fp8: torch._scaled_mm)" if "fp8" in dtypes
+               else "torch.mm")
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))], [f"{s} {lay}" for s, lay in shapes],
                   rotation=90, fontsize=7)
-    ax.set_ylabel("torch.mm time / tritonmm time (CUDA graph)")
-    ax.set_title(f"tritonmm against torch.mm, kernel time per shape: above 1, tritonmm is faster "
+    ax.set_ylabel(("torch time" if "fp8" in dtypes else "torch.mm time") + " / tritonmm time (CUDA graph)")
+    ax.set_title(f"tritonmm against {'torch' if 'fp8' in dtypes else 'torch.mm'}, kernel time per shape: above 1, "
+                 f"tritonmm is faster "
                  f"({meta.get('gpu', '')})", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -23,40 +23,26 @@ from tabulate import tabulate
 import tritonmm
 from tritonmm import timing
 
+from . import fp8
+from .common import copies, interleaved_times, rel_err
+
 
 def interleaved(fns: dict, rounds: int) -> dict:
     """{name: median over rounds of do_bench's median ms}, every fn timed once per round, in turn."""
-    for fn in fns.values():
-        fn()  # compile, tune and warm up outside the timing
-    torch.cuda.synchronize()
-    times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            times[name].append(timing.median_ms(fn))
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
-def _copies(nbytes: int) -> int:
-    """How many input copies to rotate through so that one pass exceeds twice the L2."""
-    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-    return min(8, max(1, -(-2 * l2 // max(nbytes, 1))))
-
-
-def _rel(out, ref) -> float:
-    return ((out.double() - ref).norm() / ref.norm()).item()
+    return {name: statistics.median(t) for name, t in interleaved_times(fns, rounds).items()}
 
 
 def linear_suite(rounds: int):
     """The fused epilogue: one kernel against torch's two (F.linear then F.gelu), inference."""
     rows = []
     for (N, K), M in itertools.product(((14336, 4096), (4096, 14336)), (16, 128, 1024, 2048, 4096, 8192)):
-        n_sets = _copies((M * K + N * K) * 2)
+        n_sets = copies((M * K + N * K) * 2)
         sets = [(torch.randn(M, K, device="cuda").bfloat16(), (torch.randn(N, K, device="cuda") / K ** 0.5).bfloat16(),
                  torch.randn(N, device="cuda").bfloat16()) for _ in range(n_sets)]
         x, w, b = sets[0]
         ref = F.gelu(x.double() @ w.double().T + b.double(), approximate="tanh")
-        err = _rel(tritonmm.linear(x, w, b, "gelu_tanh"), ref)
-        torch_err = _rel(F.gelu(F.linear(x, w, b), approximate="tanh"), ref)
+        err = rel_err(tritonmm.linear(x, w, b, "gelu_tanh"), ref)
+        torch_err = rel_err(F.gelu(F.linear(x, w, b), approximate="tanh"), ref)
         del ref
         cyc_t, cyc_m = itertools.cycle(sets), itertools.cycle(sets)
         with torch.no_grad():
@@ -117,7 +103,7 @@ def compile_suite(rounds: int):
         b1 = torch.randn(4 * width, device="cuda").bfloat16()
         w2 = (torch.randn(width, 4 * width, device="cuda") / (4 * width) ** 0.5).bfloat16()
         with torch.no_grad():
-            err = _rel(compiled(x, w1, b1, w2), block(x, w1, b1, w2).double())
+            err = rel_err(compiled(x, w1, b1, w2), block(x, w1, b1, w2).double())
             ms = interleaved({"eager": lambda: block(x, w1, b1, w2), "compiled": lambda: compiled(x, w1, b1, w2)},
                              rounds)
         rows.append([M, width, f"{ms['eager']:.4f}", f"{ms['compiled']:.4f}", f"{ms['eager'] / ms['compiled']:.2f}",
@@ -163,39 +149,33 @@ def host_suite(rounds: int):
                                     "tritonmm.linear", "mm/torch", "matmul/torch", "linear/F"], disable_numparse=True))
 
 
+FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), *[(m, n, k) for n, k in ((14336, 4096), (4096, 14336))
+                                                          for m in (16, 1024, 8192)]]
+
+
 def fp8_suite(rounds: int):
-    """FP8 products with scales against torch._scaled_mm (cuBLASLt), on the layout it requires
-    (b column-major), bf16 out; squares and an LLM's projections. Errors against a float64
-    product of the dequantized operands (skipped above 2**36 multiply-adds)."""
-    rows = []
-    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), *[(m, n, k) for n, k in ((14336, 4096), (4096, 14336))
-                                                         for m in (16, 1024, 8192)]]
-    for (M, N, K), kind in itertools.product(shapes, ("tensor", "row")):
-        n_sets = _copies(M * K + N * K)
-        sets = []
-        for _ in range(n_sets):
-            (qa, sa), (qw, sw) = (tritonmm.quantize_fp8(torch.randn(M, K, device="cuda"), dim=None if kind == "tensor" else 1),
-                                  tritonmm.quantize_fp8(torch.randn(N, K, device="cuda"), dim=None if kind == "tensor" else 1))
-            sets.append((qa, qw.T, sa, sw.reshape(()) if kind == "tensor" else sw.T))
-        qa, qb, sa, sb = sets[0]
-        err = torch_err = float("nan")
-        if M * N * K <= 2 ** 36:
-            ref = (qa.double() * sa.double()) @ (qb.double() * sb.double())
-            err = _rel(tritonmm.scaled_mm(qa, qb, sa, sb), ref)
-            torch_err = _rel(torch._scaled_mm(qa, qb, sa, sb, out_dtype=torch.bfloat16), ref)
-            del ref
-        cyc_t, cyc_m = itertools.cycle(sets), itertools.cycle(sets)
-        ms = interleaved({"torch": lambda: torch._scaled_mm(*next(cyc_t), out_dtype=torch.bfloat16),
-                          "tritonmm": lambda: tritonmm.scaled_mm(*next(cyc_m))}, rounds)
-        from tritonmm import plan
-        cfg, path = plan.chosen(qa, qb, "native")
-        tf = lambda t: timing.tflops(M, N, K, t)  # noqa: E731
-        rows.append([f"{M}x{N}x{K}", kind, f"{ms['torch']:.4f}", f"{ms['tritonmm']:.4f}", f"{tf(ms['torch']):.0f}",
-                     f"{tf(ms['tritonmm']):.0f}", f"{ms['torch'] / ms['tritonmm']:.2f}", f"{err:.1e}", f"{torch_err:.1e}",
-                     f"{path} {cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} w{cfg.num_warps} "
-                     f"s{cfg.num_stages}"])
-    return tabulate(rows, headers=["shape", "scales", "_scaled_mm ms", "tritonmm ms", "_scaled_mm TFLOP/s",
-                                   "tritonmm TFLOP/s", "speedup", "rel err", "_scaled_mm rel err", "tritonmm config"],
+    """FP8 products with scales against torch._scaled_mm, on the layout it requires (b
+    column-major), bf16 out; squares and an LLM's projections (bench/fp8.py measures). Errors
+    against a float64 product of the dequantized operands (skipped above common.REF_MAX_MACS multiply-adds)."""
+    return fp8_table([fp8.measure_shape(M, N, K, kind, rounds)
+                      for (M, N, K), kind in itertools.product(FP8_SHAPES, fp8.SCALES)])
+
+
+def fp8_table(rows: list) -> str:
+    """bench/fp8.py's measure_shape rows side by side: times, TFLOP/s, speedup (torch._scaled_mm
+    time / tritonmm time), both errors and tritonmm's config; '-' where there is no number."""
+    def num(v, spec):
+        return "-" if v is None or v != v else format(v, spec)
+
+    out = []
+    for r in rows:
+        ms_t, ms_m = r["ms"].get(fp8.TORCH), r["ms"].get(fp8.TRITONMM)
+        out.append([r["shape"], r["scales"], num(ms_t, ".4f"), num(ms_m, ".4f"), num(fp8.tflops(r, fp8.TORCH), ".0f"),
+                    num(fp8.tflops(r, fp8.TRITONMM), ".0f"), num(ms_t and ms_m and ms_t / ms_m, ".2f"),
+                    num(r["rel_err"].get(fp8.TRITONMM), ".1e"), num(r["rel_err"].get(fp8.TORCH), ".1e"),
+                    r["config"] or "-"])
+    return tabulate(out, headers=["shape", "scales", "_scaled_mm ms", "tritonmm ms", "_scaled_mm TFLOP/s",
+                                  "tritonmm TFLOP/s", "speedup", "rel err", "_scaled_mm rel err", "tritonmm config"],
                     disable_numparse=True)
 
 

@@ -1,12 +1,20 @@
-"""The sweep: tritonmm against torch.mm over the shapes the planner is tuned on.
+"""The sweep: tritonmm against torch.mm over the shapes the planner is tuned on, in fp16 and
+bf16; in fp8, tritonmm.scaled_mm against torch._scaled_mm (bench/fp8.py's operands).
 
     python -m bench --preset sweep --rounds 3 --out results/sweep/
+    python -m bench --preset sweep --dtype fp8 --rounds 3 --out results/sweep_fp8/
 
 Two times per implementation and shape. "graph": the calls captured in a CUDA graph, so the
 host's launch path is gone and only the kernels remain; small products would otherwise be
 timed as host time. "eager": back-to-back plain calls, host time included, as an eager user
 meets them. Both rotate through operand copies, enough (up to 8) that one pass over them
 exceeds twice the L2, as a model's layers each bring their own weights.
+
+fp8: e4m3 operands from quantize_fp8 with row-wise scales (a per row of a, one per column of
+b: per-token activations times per-channel weights), bf16 out, and b column-major, the only
+layout torch._scaled_mm takes, so every shape runs as x @ W.T ("NT"). Where torch._scaled_mm
+refuses a shape (K or N not a multiple of 16) tritonmm is timed alone: the torch columns are
+empty and the summary names those shapes.
 """
 import itertools
 import math
@@ -17,9 +25,9 @@ import torch
 
 import tritonmm
 from tritonmm import timing
-from tritonmm.plan import chosen
 
-from .suites import _copies
+from . import fp8
+from .common import REF_MAX_MACS, copies, rel_err, tritonmm_config
 
 # (M, N, K, layout): "NN" multiplies (M, K) @ (K, N); "NT" multiplies (M, K) @ W.T for a
 # contiguous (N, K) weight W, as F.linear does.
@@ -43,10 +51,21 @@ SHAPES = [
     (4096, 4096, 4000, "NN"), (2048, 2048, 1000, "NN"), (3000, 3008, 3000, "NN"),
 ]
 
-DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-# Above this many multiply-adds the float64 reference is skipped (error shown as '-'): on a GPU
-# with slow float64 it would take longer than the timing.
-REF_MAX_MACS = 2 ** 36
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8": torch.float8_e4m3fn}
+FP8_SCALES = "row"  # the scale kind of the sweep's fp8 products (bench/fp8.py's SCALES)
+BASELINES = {"fp8": fp8.TORCH}  # what tritonmm is timed against, per dtype; torch.mm otherwise
+FP8_NOTE = ("tritonmm.scaled_mm against torch._scaled_mm (x = its time / tritonmm's), e4m3 from quantize_fp8 with "
+            "row-wise scales, bf16 out, b column-major (every shape x @ W.T); where torch._scaled_mm refuses a "
+            "shape (K or N not a multiple of 16) tritonmm is timed alone, torch columns '-'")
+
+
+def shapes_for(dtype: str, shapes=None) -> list:
+    """The sweep's shapes for dtype: SHAPES, or for fp8 each as x @ W.T (b column-major, as
+    torch._scaled_mm requires), a shape listed in both layouts once."""
+    shapes = SHAPES if shapes is None else shapes
+    if dtype != "fp8":
+        return list(shapes)
+    return list(dict.fromkeys((m, n, k, "NT") for m, n, k, _ in shapes))
 
 
 def _operands(M, N, K, layout, dtype):
@@ -56,6 +75,23 @@ def _operands(M, N, K, layout, dtype):
     return a, torch.randn(K, N, device="cuda").to(dtype)
 
 
+def _products(dtype: str, M, N, K, layout):
+    """(operand sets, {"torch": call, "tritonmm": call}, reference, note) for one shape; call(*operands)
+    returns the product and reference(*operands) its float64 value. fp8: bench/fp8.py's operands
+    and calls, without "torch" where torch._scaled_mm refuses the shape (note says why)."""
+    if dtype == "fp8":
+        sets = fp8.operand_sets(M, N, K, FP8_SCALES)
+        fns, raised = fp8.checked(fp8.calls(M, N, K), sets[0])
+        names = {fp8.TORCH: "torch", fp8.TRITONMM: "tritonmm"}
+        return sets, {names[n]: f for n, f in fns.items()}, fp8.reference, fp8.torch_refuses(M, N, K) or raised
+    dt = DTYPES[dtype]
+    sets = [_operands(M, N, K, layout, dt) for _ in range(copies((M * K + K * N) * dt.itemsize))]
+    outs = {name: torch.empty(M, N, dtype=dt, device="cuda") for name in ("torch", "tritonmm")}
+    calls = {"torch": lambda a, b: torch.mm(a, b, out=outs["torch"]),
+             "tritonmm": lambda a, b: tritonmm.matmul(a, b, out=outs["tritonmm"])}
+    return sets, calls, lambda a, b: a.double() @ b.double(), None
+
+
 def _graph(call, sets):
     """A CUDA graph that runs call once per operand copy. The calls run once on a side stream
     first, as torch's documentation asks: lazy set-up (cuBLAS's handle and workspace for a new
@@ -63,13 +99,13 @@ def _graph(call, sets):
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        for a, b in sets:
-            call(a, b)
+        for ops in sets:
+            call(*ops)
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        for a, b in sets:
-            call(a, b)
+        for ops in sets:
+            call(*ops)
     return graph
 
 
@@ -79,21 +115,19 @@ def _eager_calls(graph_ms: float) -> int:
     return max(20, min(3000, int(50 / graph_ms)))
 
 
-def _shape_row(dtype, M, N, K, layout, rounds):
-    sets = [_operands(M, N, K, layout, dtype) for _ in range(_copies((M * K + K * N) * dtype.itemsize))]
-    outs = {name: torch.empty(M, N, dtype=dtype, device="cuda") for name in ("torch", "tritonmm")}
-    calls = {"torch": lambda a, b: torch.mm(a, b, out=outs["torch"]),
-             "tritonmm": lambda a, b: tritonmm.matmul(a, b, out=outs["tritonmm"])}
+def _shape_row(dtype: str, M, N, K, layout, rounds):
+    sets, calls, reference, note = _products(dtype, M, N, K, layout)
     # tritonmm tunes at its first eager call of a shape; inside capture it could only take the
     # heuristic, so every call runs eagerly before any graph is captured.
-    for call in calls.values():
-        call(*sets[0])
-    cfg, path = chosen(*sets[0], "native")  # the config the warm-up tuned, now cached
+    outs = {name: call(*sets[0]) for name, call in calls.items()}
+    # The config the warm-up tuned, now cached: looked up with the call's scales and out dtype.
+    config, _ = tritonmm_config(*sets[0], out_dtype=fp8.OUT_DTYPE if dtype == "fp8" else None)
     err = None
     if M * N * K <= REF_MAX_MACS:
-        ref = sets[0][0].double() @ sets[0][1].double()
-        err = ((outs["tritonmm"].double() - ref).norm() / ref.norm()).item()
+        ref = reference(*sets[0])
+        err = rel_err(outs["tritonmm"], ref)
         del ref  # over 100 MB of doubles at the largest shapes checked: not held through the timing
+    del outs
     graphs = {name: _graph(call, sets) for name, call in calls.items()}
 
     def eager(call):
@@ -111,21 +145,28 @@ def _shape_row(dtype, M, N, K, layout, rounds):
             eager_us[name].append(timing.host_us_per_call(eager(call), calls=_eager_calls(graph_ms[name][0])))
     g = {name: statistics.median(t) * 1e3 for name, t in graph_ms.items()}
     e = {name: statistics.median(t) for name, t in eager_us.items()}
-    return dict(shape=f"{M}x{N}x{K}", M=M, N=N, K=K, layout=layout, copies=len(sets),
-                torch_graph_us=g["torch"], tritonmm_graph_us=g["tritonmm"], ratio_graph=g["torch"] / g["tritonmm"],
-                torch_eager_us=e["torch"], tritonmm_eager_us=e["tritonmm"], ratio_eager=e["torch"] / e["tritonmm"],
-                config=f"{path} {cfg.kwargs['BLOCK_M']}x{cfg.kwargs['BLOCK_N']}x{cfg.kwargs['BLOCK_K']} "
-                       f"w{cfg.num_warps} s{cfg.num_stages}"
-                       + (f" split-K {cfg.kwargs['SPLIT_K']}" if cfg.kwargs.get("SPLIT_K", 1) > 1 else ""),
-                rel_err=err)
+    return _row(M, N, K, layout, len(sets), g, e, config, err, note)
+
+
+def _row(M, N, K, layout, copies, graph_us: dict, eager_us: dict, config, rel_err, note=None) -> dict:
+    """A sweep row from per-implementation times in microseconds; without a "torch" time (fp8 shapes
+    torch._scaled_mm refuses, note says why) its columns and the ratios are None."""
+    def ratio(times):
+        return times["torch"] / times["tritonmm"] if "torch" in times else None
+    return dict(shape=f"{M}x{N}x{K}", M=M, N=N, K=K, layout=layout, copies=copies,
+                torch_graph_us=graph_us.get("torch"), tritonmm_graph_us=graph_us["tritonmm"],
+                ratio_graph=ratio(graph_us), torch_eager_us=eager_us.get("torch"),
+                tritonmm_eager_us=eager_us["tritonmm"], ratio_eager=ratio(eager_us), config=config, rel_err=rel_err,
+                note=note)
 
 
 def measure(dtype: str, shapes, rounds: int = 1, progress=None) -> list:
-    """One row per shape for dtype ('fp16' or 'bf16'); times are medians over interleaved
-    rounds, in microseconds per product. progress, if given, is updated once per shape."""
+    """One row per shape for dtype ('fp16', 'bf16' or 'fp8': pass shapes_for(dtype)); times are
+    medians over interleaved rounds, in microseconds per product. progress, if given, is updated
+    once per shape."""
     rows = []
     for M, N, K, layout in shapes:
-        rows.append(dict(dtype=dtype, **_shape_row(DTYPES[dtype], M, N, K, layout, rounds)))
+        rows.append(dict(dtype=dtype, **_shape_row(dtype, M, N, K, layout, rounds)))
         if progress is not None:
             progress.update(1)
     return rows
@@ -133,12 +174,19 @@ def measure(dtype: str, shapes, rounds: int = 1, progress=None) -> list:
 
 def summarize(rows: list) -> list:
     """One line per dtype: geomean and minimum of the torch/tritonmm time ratio (above 1:
-    tritonmm is faster), graph and eager, with the shape of each minimum."""
+    tritonmm is faster), graph and eager, with the shape of each minimum; over the shapes with
+    a torch time, the others (fp8 shapes torch._scaled_mm refuses) named."""
     by_dtype = defaultdict(list)
     for r in rows:
         by_dtype[r["dtype"]].append(r)
     lines = []
-    for dtype, sub in by_dtype.items():
+    for dtype, every in by_dtype.items():
+        sub = [r for r in every if r["ratio_graph"] is not None]
+        alone = [f"{r['shape']} {r['layout']}" for r in every if r["ratio_graph"] is None]
+        base = BASELINES.get(dtype, "torch.mm")
+        if not sub:
+            lines.append(f"{dtype}: no shape with a {base} time ({len(alone)} shapes, tritonmm timed alone)")
+            continue
         parts = []
         for kind in ("graph", "eager"):
             ratios = [r[f"ratio_{kind}"] for r in sub]
@@ -146,5 +194,7 @@ def summarize(rows: list) -> list:
             geomean = math.exp(statistics.fmean(math.log(x) for x in ratios))
             parts.append(f"{kind} geomean {geomean:.2f}, min {worst[f'ratio_{kind}']:.2f} "
                          f"at {worst['shape']} {worst['layout']}")
-        lines.append(f"{dtype} over {len(sub)} shapes, torch.mm time / tritonmm time: " + "; ".join(parts))
+        refused = (f" ({len(alone)} more that {base} refuses, tritonmm timed alone: {', '.join(alone)})"
+                   if alone else "")
+        lines.append(f"{dtype} over {len(sub)} shapes{refused}, {base} time / tritonmm time: " + "; ".join(parts))
     return lines

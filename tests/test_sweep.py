@@ -56,7 +56,45 @@ def test_sweep_runs_alone():
     out = run_bench("--preset", "sweep", "--preset", "square")
     assert out.returncode == 2 and "runs on its own" in out.stderr
     out = run_bench("--preset", "sweep", "--dtype", "fp32")
-    assert out.returncode == 2 and "fp16 and bf16 only" in out.stderr
+    assert out.returncode == 2 and "fp16, bf16 and fp8 only" in out.stderr
+
+
+def test_fp8_sweep_shapes_are_x_at_w_transposed():
+    from bench import fp8
+    assert "fp8" in sweep.DTYPES  # in the default sweep
+    shapes = sweep.shapes_for("fp8")
+    assert sweep.shapes_for("bf16") == sweep.SHAPES
+    assert {layout for *_, layout in shapes} == {"NT"} and len(set(shapes)) == len(shapes)
+    assert {(m, n, k) for m, n, k, _ in shapes} == {(m, n, k) for m, n, k, _ in sweep.SHAPES}
+    assert len(shapes) == len(sweep.SHAPES) - 1  # 4096^3 is listed as a square and as x @ W.T
+    refused = [s for s in shapes if fp8.torch_refuses(*s[:3])]
+    assert (77, 4099, 2049, "NT") in refused and (2048, 2048, 1000, "NT") in refused
+    assert (4096, 4096, 4000, "NT") not in refused and (1, 4096, 4096, "NT") not in refused
+    assert all(n % 16 or k % 16 for _, n, k, _ in refused) and len(refused) == 7
+
+
+def _fp8_sweep_rows():
+    ok = sweep._row(4096, 4096, 4096, "NT", 2, {"torch": 200.0, "tritonmm": 160.0}, {"torch": 210.0, "tritonmm": 175.0},
+                    "tma 128x256x128 w8 s4", 3e-3)
+    alone = sweep._row(77, 4099, 2049, "NT", 8, {"tritonmm": 9.0}, {"tritonmm": 20.0}, "pointer 64x64x128 w4 s4", 3e-3,
+                       "torch._scaled_mm refuses: N=4099 and K=2049 not a multiple of 16")
+    return [dict(dtype="fp8", **ok), dict(dtype="fp8", **alone)]
+
+
+def test_fp8_sweep_refused_shapes_summary_table_and_files(tmp_path):
+    rows = _fp8_sweep_rows()
+    assert rows[1]["torch_graph_us"] is None and rows[1]["ratio_graph"] is None and rows[0]["ratio_graph"] == 1.25
+    (line,) = sweep.summarize(rows)
+    assert line.startswith("fp8 over 1 shapes (1 more that torch._scaled_mm refuses, tritonmm timed alone: "
+                           "77x4099x2049 NT), torch._scaled_mm time / tritonmm time: graph geomean 1.25, min 1.25 "
+                           "at 4096x4096x4096 NT; eager geomean 1.20")
+    assert sweep.summarize(rows[1:]) == ["fp8: no shape with a torch._scaled_mm time (1 shapes, tritonmm timed alone)"]
+    table = report.sweep_table(rows).splitlines()
+    assert table[3].split()[:6] == ["fp8", "77x4099x2049", "NT", "-", "9.0", "-"]
+    assert "1.25" in table[2] and "tma 128x256x128" in table[2]
+    bf16 = dict(rows[0], dtype="bf16", layout="NN")  # a mixed sweep: fp8 beside a 16-bit dtype
+    paths = report.write_sweep(rows + [bf16], sweep.summarize(rows + [bf16]), {"gpu": "test"}, tmp_path / "sweep_fp8")
+    assert [p.name for p in paths] == ["sweep.json", "sweep.csv", "sweep.png"] and all(p.stat().st_size for p in paths)
 
 
 @pytest.mark.gpu
@@ -68,3 +106,22 @@ def test_gpu_measure_small_shapes():
                     "ratio_eager"):
             assert math.isfinite(r[key]) and r[key] > 0, (key, r)
         assert r["rel_err"] < 1e-2 and r["config"].split()[0] in ("pointer", "tma")
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")
+def test_fp8_sweep_without_gpu_says_so():
+    out = run_bench("--preset", "sweep", "--dtype", "fp8")
+    assert out.returncode == 0 and out.stdout.startswith("No CUDA GPU found"), out.stderr[-2000:]
+
+
+@pytest.mark.gpu
+def test_gpu_measure_fp8_small_shapes():
+    from bench import fp8
+    if not fp8.has_fp8():
+        pytest.skip("needs FP8 tensor cores")
+    rows = sweep.measure("fp8", [(64, 96, 128, "NT"), (33, 50, 64, "NT")], rounds=1)
+    assert rows[0]["ratio_graph"] > 0 and rows[0]["note"] is None
+    assert rows[1]["torch_graph_us"] is None and "refuses" in rows[1]["note"]
+    for r in rows:
+        assert r["rel_err"] < 1e-2 and r["tritonmm_graph_us"] > 0 and r["tritonmm_eager_us"] > 0
+    assert len(sweep.summarize(rows)) == 1

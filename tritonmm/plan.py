@@ -620,10 +620,13 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
     return z
 
 
-def chosen(a, b, precision: str, bias=None, activation: str = "none"):
-    """(config, kernel path) that product(a, b, ...) runs with now, for tables and experiments:
-    the path is "tma", "pointer", or either with "+staged" when operands are copied first."""
-    out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=a.dtype, device=a.device)
+def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None):
+    """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, for
+    tables and experiments: the path is "tma", "pointer", or either with "+staged" when operands
+    are copied first. FP8 products need their scales and out_dtype (a's dtype when None), as
+    product takes them: both are part of the tuning key, and other ones name another product,
+    whose config is looked up (and, where tuning is on and nothing is cached, tuned) instead."""
+    out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
     with device.on_device(a.device):
-        launch = Product(a, b, out, precision, bias, activation)
+        launch = Product(a, b, out, precision, bias, activation, scales)
         return tuning.choose_config(launch), launch.path + ("+staged" if launch.staged else "")

@@ -1,0 +1,48 @@
+"""What the benchmark's tables share: operand copies past the L2, interleaved timing, relative
+error against float64, and the config tritonmm's planner chose. One place each, so that the
+product table (bench/__main__.py), the sweep (bench/sweep.py), the op suites (bench/suites.py)
+and the fp8 measurement (bench/fp8.py) measure alike.
+"""
+import torch
+
+from tritonmm import timing
+from tritonmm.plan import chosen
+
+# Above this many multiply-adds the float64 reference is skipped (error shown as '-'): on a GPU
+# with slow float64 it would take longer than the timing.
+REF_MAX_MACS = 2 ** 36
+
+
+def copies(nbytes: int) -> int:
+    """How many input copies of nbytes to rotate through so that one pass exceeds twice the L2
+    (up to 8), as a model's layers each bring their own weights."""
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    return min(8, max(1, -(-2 * l2 // max(nbytes, 1))))
+
+
+def rel_err(out, ref) -> float:
+    """The relative (Frobenius) error of out against its float64 reference ref."""
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def interleaved_times(fns: dict, rounds: int) -> dict:
+    """{name: do_bench's median ms in each round}, every fn timed once per round, in turn."""
+    for fn in fns.values():
+        fn()  # compile, tune and warm up outside the timing
+    torch.cuda.synchronize()
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(timing.median_ms(fn))
+    return times
+
+
+def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None) -> tuple:
+    """(text, (BLOCK_M, BLOCK_N)): the kernel path and config tritonmm's planner chose for a @ b,
+    after a call has tuned it. An FP8 product's scales and out_dtype must be the call's: they are
+    part of the tuning key, and other ones would look up (on a GPU, tune) another product."""
+    cfg, path = chosen(a, b, "native", scales=(scale_a, scale_b), out_dtype=out_dtype)
+    kw = cfg.kwargs
+    text = (f"{path} {kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"
+            + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else ""))
+    return text, (kw["BLOCK_M"], kw["BLOCK_N"])
