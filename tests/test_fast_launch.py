@@ -52,34 +52,18 @@ class _Recording:
         self.calls.append(args)
 
 
-def test_relaunch_passes_every_tensor_then_the_rest_in_order(monkeypatch):
-    """A, B, C, bias and FP8 scales, then the arguments after the tensors; a kernel that makes
-    descriptors on the device gets tritonmm's scratch allocator set before it launches."""
-    from triton.runtime import _allocation
+def test_tma_relaunch_passes_every_tensor_after_the_descriptors(monkeypatch):
+    """The descriptors of A, B and C are re-pointed; bias and FP8 scales follow them in order."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
     monkeypatch.setitem(fast_launch._state, "enabled", True)
+    x = torch.randn(32, 32)
     kernel = _Recording()
-    kernel.metadata = type("Meta", (), {"global_scratch_size": 384})()
-    compiled = fast_launch.Compiled(kernel, (4,), ("M", "N"))
-    tensors = ("a", "b", "c", "bias", "scale_a", "scale_b")
-    token = _allocation._allocator.set(_allocation.NullAllocator())
-    try:
-        assert compiled(tensors, 0)
-        assert _allocation._allocator.get() is plan.device._allocate_scratch
-    finally:
-        _allocation._allocator.reset(token)
+    compiled = fast_launch.Compiled(kernel, (4,), ("M", "N"), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])] * 3)
+    tensors = (torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 32), "bias", "scale_a", "scale_b")
+    assert compiled(tensors, 0)
     args = kernel.calls[0][9:]  # after grid (3), stream, function, metadata, launch metadata, enter and exit hooks
-    assert args == ("a", "b", "c", "bias", "scale_a", "scale_b", "M", "N")
-
-
-def test_a_users_allocator_is_left_in_place():
-    from triton.runtime import _allocation
-    mine = lambda size, alignment, stream: None  # noqa: E731
-    token = _allocation._allocator.set(mine)
-    try:
-        plan.device.use_scratch_allocator()
-        assert _allocation._allocator.get() is mine
-    finally:
-        _allocation._allocator.reset(token)
+    assert [d.base for d in args[:3]] == list(tensors[:3])
+    assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
 
 
 def test_a_refused_direct_call_falls_back_for_good(monkeypatch):
@@ -94,7 +78,7 @@ def test_a_refused_direct_call_falls_back_for_good(monkeypatch):
 def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
     """The second call of a key launches the compiled kernel directly (no new plan); results are
     right for every call, on fresh inputs, and with the direct launch off, on both kernel paths
-    (the TMA kernel makes its descriptors on the device from the new pointers)."""
+    (a TMA relaunch re-points the first launch's descriptors at the new tensors)."""
     monkeypatch.setitem(fast_launch._state, "enabled", fast)
     plans = []
     real = plan.Product.__init__
@@ -122,3 +106,15 @@ def test_gpu_relaunch_with_bias_activation_and_batches():
         a, b = torch.randn(5, 19, 23, device="cuda"), torch.randn(1, 23, 7, device="cuda")
         out = tritonmm.matmul(a, b, input_precision="ieee")
         assert torch.allclose(out, a @ b, atol=1e-4)
+
+
+def test_cached_descriptors_keep_no_tensor_alive():
+    """A TMA entry keeps its descriptors' shapes, strides and blocks, not the first call's tensors."""
+    import weakref
+
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    x = torch.randn(32, 32)
+    compiled = fast_launch.Compiled(_Refusing(), (1,), (), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])])
+    alive = weakref.ref(x)
+    del x
+    assert alive() is None and all(d.base is None for d in compiled.descriptors)

@@ -86,7 +86,7 @@ def without_split(cfg: triton.Config) -> dict:
 
 def plain(cfg: triton.Config) -> triton.Config:
     """The same tile and launch parameters without a pre_hook: the form tritonmm caches and
-    compares."""
+    compares (the autotuner's configs carry fit_descriptors as their hook)."""
     return make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
 
 

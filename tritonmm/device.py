@@ -5,18 +5,12 @@ tensors live on: with tensors on cuda:1 while cuda:0 is current, a launch reads 
 addresses from a cuda:0 context (an illegal memory access that poisons the process's CUDA
 context). ``on_device`` makes the operands' device current for the launch and restores the
 caller's afterwards; the stream is then that device's current stream, as torch's own ops use.
-
-Kernels that make TMA descriptors on the device need global scratch memory, which Triton's
-launcher asks of the allocator set with ``triton.set_allocator``; ``use_scratch_allocator``
-sets tritonmm's where none is set (a user's own allocator is left in place).
 """
 import contextlib
 import functools
 from typing import NamedTuple
 
 import torch
-import triton
-from triton.runtime import _allocation
 
 
 class DeviceFacts(NamedTuple):
@@ -36,6 +30,7 @@ def index(device: torch.device) -> int:
 def _facts(device_type: str, idx: int) -> DeviceFacts:
     if device_type == "cpu":  # the interpreter: H100-like limits, few "SMs" to keep it quick
         return DeviceFacts("cpu-interpreter", 4, 232448, True, True)
+    import triton
     props = torch.cuda.get_device_properties(idx)
     smem = triton.runtime.driver.active.utils.get_device_properties(idx)["max_shared_mem"]
     return DeviceFacts(props.name, props.multi_processor_count, smem, props.major >= 9,
@@ -53,29 +48,3 @@ def on_device(device: torch.device):
     if device.type != "cuda" or device.index is None or device.index == torch.cuda.current_device():
         return contextlib.nullcontext()
     return torch.cuda.device(device.index)
-
-
-# Scratch buffers by (device, stream): Triton asks for a few hundred bytes per program at each
-# launch of a kernel that makes descriptors on the device. Buffers are reused, never freed (a
-# captured CUDA graph keeps the address it ran with), and grown rarely: a TMA grid is at most one
-# program per SM.
-_scratch: dict = {}
-_outgrown: list = []
-
-
-def _allocate_scratch(size: int, alignment: int, stream) -> torch.Tensor:
-    key = (torch.cuda.current_device(), stream)
-    buf = _scratch.get(key)
-    if buf is None or buf.numel() < size:
-        if buf is not None:
-            _outgrown.append(buf)
-        buf = _scratch[key] = torch.empty(max(size, 1 << 20), dtype=torch.uint8, device="cuda")
-    return buf
-
-
-def use_scratch_allocator() -> None:
-    """Makes tritonmm's scratch allocator Triton's for this thread unless one is set already
-    (Triton keeps it in a context variable: each thread starts with none). Called before each
-    launch of a kernel that needs scratch: a context-variable read and an identity check."""
-    if isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
-        triton.set_allocator(_allocate_scratch)

@@ -13,7 +13,7 @@ versions, the CPU interpreter, or a TypeError from that call fall back to ``kern
 """
 import triton
 
-from . import device, validation
+from . import validation
 
 _VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 # The call signature below was read in the 3.6, 3.7, 3.8 and 3.9 sources (JITFunction.run).
@@ -30,25 +30,37 @@ def disable() -> None:
     _state["enabled"] = False
 
 
+def _rebase(desc, tensor):
+    """``desc`` describing ``tensor``'s memory instead. The launch cache's key fixes shape,
+    strides, dtype and alignment, which TensorDescriptor checks when built, so only the base
+    changes: the copy skips those checks (1 us a descriptor; from_tensor takes 3.6)."""
+    new = object.__new__(type(desc))
+    new.__dict__.update(desc.__dict__)
+    new.base = tensor  # the launcher reads base.data_ptr(); a transposed view has the same one
+    return new
+
+
 class Compiled:
     """One compiled kernel, its grid and every argument after the tensors, ready to relaunch.
-    It keeps no tensor: a cache entry must not keep a call's operands alive."""
+    ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
+    relaunch re-points at its own A, B and C (Triton encodes the tensor maps at launch). They
+    are kept without their tensors: a cache entry must not keep a call's operands alive."""
 
-    def __init__(self, compiled_kernel, grid, args_after_tensors: tuple):
+    def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None):
         self.run = compiled_kernel.run  # a property: loads the module and function first
         self.function = compiled_kernel.function
         self.metadata = compiled_kernel.packed_metadata
         self.kernel = compiled_kernel
         self.grid = (tuple(grid) + (1, 1))[:3]
         self.rest = args_after_tensors
-        # The TMA kernel makes its descriptors on the device, in scratch memory (device.py).
-        self.scratch = getattr(getattr(compiled_kernel, "metadata", None), "global_scratch_size", 0) > 0
+        self.descriptors = None if descriptors is None else tuple(_rebase(d, None) for d in descriptors)
 
     def __call__(self, tensors: tuple, stream) -> bool:
-        """Launches on ``stream`` with ``tensors`` = every tensor argument in order; False (nothing
-        launched) if this Triton refuses the direct call."""
-        if self.scratch:
-            device.use_scratch_allocator()
+        """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B, C first for
+        a TMA kernel, whose descriptors are re-pointed at them); False (nothing launched) if
+        this Triton refuses the direct call."""
+        if self.descriptors is not None:
+            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[3:])
         args = tensors + self.rest
         hooks = triton.knobs.runtime
         enter = hooks.launch_enter_hook

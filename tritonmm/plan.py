@@ -18,10 +18,11 @@ from typing import NamedTuple
 
 import torch
 import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
-from .kernels.gemm_tma import gemm_tma_kernel
+from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 from .kernels.split_k import split_k_reduce_kernel
 from .kernels.copy import copy_kernel
 
@@ -327,9 +328,9 @@ class Product:
         self.a, self.b, self.c = a, b, c
         (a_src, a_t), (b_src, b_t), (c_src, _) = (_tma_source(t) for t in (a, b, c))
         self.path, self.kernel = "tma", gemm_tma_kernel
-        # The kernel makes its descriptors from these matrices' pointers and row strides.
-        self.args = (a_src, b_src, c_src, self.bias, *self.scales, self.M, self.N, self.K,
-                     a_src.stride(0), b_src.stride(0), c_src.stride(0), *self.bias_strides)
+        # Placeholder blocks; fit_descriptors sets each config's tile before launch.
+        descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a_src, b_src, c_src)]
+        self.args = (*descs, self.bias, *self.scales, self.M, self.N, self.K, *self.bias_strides)
         self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit)
 
     @property
@@ -381,7 +382,7 @@ class Product:
         for step in self.steps(cfg):
             kernel, grid, args, constants = step
             if kernel is gemm_tma_kernel:
-                device.use_scratch_allocator()
+                fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             warps = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if kernel is not split_k_reduce_kernel \
                 else dict(num_warps=4)
             launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **warps), step))
@@ -399,7 +400,9 @@ class Product:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
             # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
             tensors = 5 if kernel is split_k_reduce_kernel else 6
-            launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:])))
+            descriptors = args[:3] if kernel is gemm_tma_kernel else None
+            launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
+                                                 descriptors))
         return launches
 
     @property

@@ -4,11 +4,7 @@ The same tiled algorithm as gemm.py, but A, B and C move through TMA tensor desc
 (Hopper's bulk tensor copy engine), and one program per SM walks many tiles, so tile n+1's
 loads overlap tile n's epilogue. TMA zero-fills out-of-bounds reads and clips out-of-bounds
 writes, so nothing is masked; it needs 16-byte aligned rows instead, which the planner checks
-before choosing this path. The descriptors are made on the device (tl.make_tensor_descriptor:
-each program writes its tensor maps into a scratch buffer the launcher asks Triton's allocator
-for, device.use_scratch_allocator): a launch passes pointers and row strides, as the pointer
-kernel's does, where host-side descriptors cost 13-30 us more host time a call (Triton's
-launcher expands and encodes them at each launch; session 5, runs 3 and 6). C leaves in two BLOCK_N/2 halves: the store stages C in shared
+before choosing this path. C leaves in two BLOCK_N/2 halves: the store stages C in shared
 memory, and half the staging buffer leaves room for a deeper pipeline (128x256 fp16 tiles get
 4 stages instead of 3).
 
@@ -32,29 +28,14 @@ from .tiles import epilogue, tile_coords
 
 @triton.jit
 def gemm_tma_kernel(
-    a_ptr, b_ptr, c_ptr, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_a, stride_b, stride_c,
-    stride_bias_m, stride_bias_n,
+    a_desc, b_desc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
-    # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back. stride_a,
-    # stride_b and stride_c: the row strides of those row-major matrices. Split operands stack
-    # their remainders under the high parts: twice the rows.
-    rows_a = 2 * M if PRESPLIT else M
-    rows_b = 2 * N if PRESPLIT else N
-    if A_TRANS:
-        a_desc = tl.make_tensor_descriptor(a_ptr, [K, rows_a], [stride_a, 1], [BLOCK_K, BLOCK_M])
-    else:
-        a_desc = tl.make_tensor_descriptor(a_ptr, [rows_a, K], [stride_a, 1], [BLOCK_M, BLOCK_K])
-    if B_TRANS:
-        b_desc = tl.make_tensor_descriptor(b_ptr, [rows_b, K], [stride_b, 1], [BLOCK_N, BLOCK_K])
-    else:
-        b_desc = tl.make_tensor_descriptor(b_ptr, [K, rows_b], [stride_b, 1], [BLOCK_K, BLOCK_N])
-    # C leaves in two BLOCK_N/2 halves (above)
-    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [stride_c, 1], [BLOCK_M, BLOCK_N // 2])
+    # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -86,6 +67,14 @@ def gemm_tma_kernel(
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
         left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-        c_desc.store([off_m, off_n], left.to(c_ptr.dtype.element_ty))
-        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_ptr.dtype.element_ty))
+        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
+        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
 
+
+def fit_descriptors(nargs: dict) -> None:
+    """Sets each descriptor's block to the config's tile (also the autotuner's pre_hook, so
+    its trial launches use it)."""
+    BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
+    nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
+    nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]
+    nargs["c_desc"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves
