@@ -13,12 +13,16 @@ import triton
 calls = 0
 
 
-def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None):
-    """Median run time of fn() in milliseconds (or the given quantiles, as do_bench returns them)."""
+def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None, graph: bool = False):
+    """Median run time of fn() in milliseconds (or the given quantiles, as do_bench returns them).
+    ``graph``: fn's launches replayed from a CUDA graph (do_bench_cudagraph), so that the device
+    time is measured even where launching from Python takes longer than the kernels run."""
     global calls
     calls += 1
     if torch.cuda.is_available() and not _interpreting():
         # do_bench returns the mean unless told otherwise; one slow outlier moves a mean.
+        if graph:
+            return triton.testing.do_bench_cudagraph(fn, rep=rep_ms, quantiles=quantiles, return_mode="median")
         return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=quantiles, return_mode="median")
     fn()  # the interpreter has nothing to warm; one untimed call keeps the shape of do_bench
     start = time.perf_counter()
