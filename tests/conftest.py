@@ -47,8 +47,9 @@ def path(request, monkeypatch):
     import importlib
     module = importlib.import_module("tritonmm.plan")
     monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
-    if request.param == "tma":  # and no product counts as too few tiles for it
+    if request.param == "tma":  # and no product counts as too few tiles for it, nor too small to split (tf32x3)
         monkeypatch.setattr(module, "FEW_TILES_PER_SM", 0)
+        monkeypatch.setattr(module, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
     else:  # nor worth staging for it
         monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
     tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma

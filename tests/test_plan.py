@@ -112,6 +112,7 @@ def staging(monkeypatch, device):
     monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
     monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
     monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", 0)
+    monkeypatch.setattr(plan, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
 
 
 UNALIGNED = [(33, 65, 31), (64, 61, 67), (1, 7, 9), (130, 100, 3)]

@@ -80,6 +80,7 @@ def test_tf32_split_parts(device):
     sign. Read through a transposed view too."""
     x = torch.randn(70, 130, device=device) * torch.logspace(-30, 30, 130, device=device)
     x[0, :7] = torch.tensor([float("inf"), -float("inf"), float("nan"), 3.4028235e38, -3.4028235e38, 0.0, -1.0])
+    x[1, 0] = torch.tensor(0x7F800001, dtype=torch.int32).view(torch.float32)  # a NaN with a low-bit payload
     for src in (x, x.T.contiguous().T):
         hi, lo = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
         plan.copy(src, hi, lo=lo)
@@ -89,6 +90,7 @@ def test_tf32_split_parts(device):
         err = (hi.double() + lo.double() - x.double()).abs()
         assert (err[finite] <= 2.0 ** -22 * x.double().abs()[finite]).all()
         assert hi[0, 3:5].isfinite().all() and torch.equal(hi[0, :2], x[0, :2]) and hi[0, 2].isnan()
+        assert hi[1, 0].isnan() and lo[1, 0] == 0
         big = x.abs() >= 2.0 ** -102
         assert torch.equal(lo[big].sign(), x[big].sign()) and (hi.abs() <= x.abs())[finite].all()
         assert lo[0, :7].tolist() == [2.0 ** -126, -2.0 ** -126, 0.0, lo[0, 3].item(), lo[0, 4].item(), 0.0,
@@ -107,6 +109,7 @@ def split_path(monkeypatch, device):
     monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
     monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
     monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", 0)
+    monkeypatch.setattr(plan, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
 
 
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
@@ -129,13 +132,14 @@ def test_tf32x3_split_operands_on_the_tma_kernel(shape, layout, device, split_pa
 
 @pytest.mark.parametrize("special", [float("inf"), float("-inf"), float("nan")], ids=str)
 def test_tf32x3_split_operands_propagate_specials_as_ieee(special, device, split_path):
-    """A zero remainder times an Inf high part is NaN; the kernel drops that NaN, so Inf and NaN
-    come out where IEEE puts them (an Inf in a and in b, of both signs: NaN there too)."""
+    """Inf and NaN come out where IEEE puts them, with its signs: including where a TF32-exact
+    value (zero remainder before the split's 2**-126) meets an Inf, in a and in b."""
     b = torch.rand(64, 48, device=device) + 0.5
     a = torch.rand(40, 64, device=device)
     a[0, :] = 0
     a[0, 0] = special
-    a[1, 3], b[5, 7] = 1.0, -float("inf")  # an exact 1.0: its remainder is 0
+    b[0, 2] = 1.0  # meets a[0, 0]
+    a[1, 5], b[5, 7] = 1.0, -float("inf")  # an exact 1.0 times an Inf
     x3 = tritonmm.mm(a, b, input_precision="tf32x3")
     ieee = a.double() @ b.double()
     assert torch.equal(x3.isnan(), ieee.isnan()) and torch.equal(x3.isinf(), ieee.isinf())

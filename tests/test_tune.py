@@ -118,3 +118,24 @@ def test_cli_tunes_and_prints_every_config(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "configs kept" in out.stdout and "TFLOP/s" in out.stdout and "*" in out.stdout
     assert (tmp_path / "tuning.json").exists()
+
+
+def test_a_failed_capture_times_every_config_eagerly(tmp_path, monkeypatch, device):
+    """Graph timing first; if a capture fails, every config is timed again eagerly, so that no
+    graph time is ranked against an eager one, and the tune completes."""
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    a, b = operands(*SHAPE, torch.float32, "NN", device)
+    launch = Product(a, b, torch.full(SHAPE[:2], float("nan"), device=device), "ieee")
+    asked = []
+
+    def fake(fn, warmup_ms=25, rep_ms=100, quantiles=None, graph=False):
+        asked.append(graph)
+        if graph and len(asked) == 2:  # the second config's capture fails
+            raise RuntimeError("operation not permitted when stream is capturing")
+        return 1.0 + len(asked)  # later timings are slower: the first config timed eagerly wins
+
+    monkeypatch.setattr(timing, "median_ms", fake)
+    best, timings = tuning.tune(launch)
+    eager = asked[2:]
+    assert asked[:2] == [True, True] and eager and not any(eager)
+    assert len(eager) == len(timings) and best == next(iter(timings))

@@ -36,8 +36,9 @@ _SPACES = {
     ],
     # tf32x3 on operands split before the kernel (plan.py; kernels/gemm_tma.py, PRESPLIT): four
     # float32 tiles a K step (both parts of A and of B) and two fp32 accumulators (the step's
-    # sum and the total), which keep tiles at 128x128 per 8 warps. 128x128x32, 3 stages (193 KB):
-    # 95-96 TFLOP/s at 4096^3-8192^3 on the H100; BLOCK_K 16 with 5 stages 72-74 (session 5, run 4).
+    # sum and the total), which keep tiles at 128x128 per 8 warps. 128x128x32 with 3 stages
+    # (225 KB with the C half tile) ran 95.6-96.6 TFLOP/s at 4096^3 and 96.4 at 8192^3 on the
+    # H100; BLOCK_K 16 with 5 stages 72-74 (session 5, device call 4, notes/NOTES.md).
     "tf32x3-split": [
         (128, 128, 32, 3, 8), (128, 128, 32, 3, 8, 4), (128, 128, 32, 3, 8, 16), (128, 128, 16, 5, 8),
         (128, 128, 32, 2, 8), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 4),
@@ -96,7 +97,9 @@ def space(family_name: str) -> list:
 
 
 def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32", split_operands: bool = False) -> list:
-    """Every config tritonmm tunes over for ``dtype`` (and, for float32, ``input_precision``)."""
+    """Every config tritonmm tunes over for ``dtype`` (and, for float32, ``input_precision``).
+    ``split_operands``: tf32x3's space on the TMA path, whose operands are split before the
+    kernel; a config pinned from the in-register tf32x3 space may not fit shared memory there."""
     return space(family(dtype, input_precision, split_operands))
 
 

@@ -96,6 +96,13 @@ def _tma_source(t: torch.Tensor):
     return None
 
 
+# tf32x3 products on the TMA kernel split their operands first when they do at least this many
+# multiply-adds per byte the split moves (12 per element of A and B: read 4, write both parts).
+# Estimated, not measured at the boundary: the split path ran 93-98 TFLOP/s at 4096^3-8192^3
+# against 88-91 for tl.dot's in-register split (sessions 4-5), about 8% of a product at ~95
+# TFLOP/s, which pays for copies at 2.7 TB/s from about 75 multiply-adds per byte (4096^3: 171).
+TF32X3_SPLIT_MIN_MACS_PER_BYTE = 100
+
 # Products with at most this many 64x64 output tiles per SM take the pointer kernel, where
 # split-K spreads them over the GPU (decode: M of 1-64 against a 4096-wide weight has 64 tiles
 # for 132 SMs). The sweep's thin products with 128 tiles (M = 128, or N = 64 with M = 8192)
@@ -195,6 +202,7 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None) -> tor
     R, C = x.shape
     if not y.numel():
         return y
+    assert lo is None or lo.stride() == y.stride(), "the kernel writes lo with y's strides"
     grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
     args = (x, y, lo, R, C, *x.stride(), *y.stride())
     split = lo is not None
@@ -285,9 +293,11 @@ class Product:
         # C goes through an aligned buffer. A relaunch of this product repeats them (_relaunch).
         self.stagers, self.stage_c = [None, None], False
         # tf32x3 on the TMA kernel splits the operands into TF32 parts once, before it runs
-        # (kernels/gemm_tma.py, PRESPLIT), instead of every tile as it is loaded.
+        # (kernels/gemm_tma.py, PRESPLIT), instead of every tile as it is loaded, where the
+        # product is large enough to pay for the split copies (TF32X3_SPLIT_MIN_MACS_PER_BYTE).
         self.presplit = precision == "tf32x3" and self._tma_candidate() and \
-            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c))
+            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c)) and \
+            self.M * self.N * self.K >= TF32X3_SPLIT_MIN_MACS_PER_BYTE * 12 * (self.M + self.N) * self.K
         if self.presplit:
             self.stagers = [_split_a, _split_b]
             self.constants["INPUT_PRECISION"] = "tf32"  # each of the three products
@@ -312,7 +322,8 @@ class Product:
     def _try_tma(self):
         """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
         aligned copy (the caller's tensors are only read), C into an aligned buffer copied into
-        out after the kernel. Staged buffers live for the call: memory of up to A, B and C again."""
+        out after the kernel. Staged buffers live for the call: memory of up to A, B and C again
+        (tf32x3's split operands: twice A and B)."""
         a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
         staged_bytes = _c_staged_bytes(c) + sum(2 * t.numel() * t.element_size()
@@ -547,7 +558,8 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
     def facts(t):
         return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
     return (facts(a), facts(b), facts(out), facts(bias), facts(scales[0]), facts(scales[1]), out_dtype,
-            activation, precision, TMA_MIN_MACS, tuning.generation)
+            activation, precision, TMA_MIN_MACS, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
+            TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
 
 
 def _span(t) -> int:

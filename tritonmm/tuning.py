@@ -29,21 +29,21 @@ _UNRUNNABLE = (OutOfResources, PTXASError, CompileTimeAssertionFailure)
 def tune(product, progress=None):
     """Tunes one product over its candidate configs (the pruned space, with split-K variants
     where they apply) and caches the winner; the caller makes the product's device current.
-    Each config is timed on the product's whole launch sequence (both passes of split-K).
-    Returns (best config, {config: median ms} for every config timed)."""
+    Each config is timed on the product's whole launch sequence (both passes of split-K),
+    replayed from a CUDA graph: device time, the cost a captured or long-running model pays (an
+    eager call of a host-bound product also pays each extra launch's host time, which this
+    ranking leaves out). Returns (best config, {config: median ms} for every config timed)."""
     candidates = product.candidates() or [product.heuristic()]
     with _tuning:
         if len(candidates) == 1:  # nothing to choose: not timed
             timings = {candidates[0]: float("nan")}
         else:
-            timings = {}
-            for cfg in candidates:
-                try:
-                    timings[cfg] = _device_ms(product, cfg)
-                except _UNRUNNABLE:
-                    timings[cfg] = float("inf")
-                if progress is not None:
-                    progress.update(1)
+            try:
+                timings = _time_all(product, candidates, True, progress)
+            except RuntimeError:  # a capture failed: every config timed eagerly, so that all compare alike
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
+                timings = _time_all(product, candidates, False, progress)
     best = min(timings, key=timings.get)
     ms = timings[best]
     if ms == float("inf"):  # nothing ran: say so rather than cache a config that fails every call
@@ -57,17 +57,20 @@ def tune(product, progress=None):
     return best, timings
 
 
-def _device_ms(product, cfg) -> float:
-    """The device time of the product's launches under cfg, replayed from a CUDA graph. Timed
-    eagerly, a product whose kernels run shorter than Triton's launch path (kernel[grid], 20-40 us
-    a launch) measures the host, and its configs are ranked by noise. Where capture fails, timed
-    eagerly. 25 ms of replay: a few hundred captured calls of the smallest products."""
-    product.run(cfg)  # compiles outside the capture; an unrunnable config raises here
-    try:
-        return timing.median_ms(lambda: product.run(cfg), rep_ms=25, graph=True)
-    except RuntimeError:
-        torch.cuda.synchronize()
-        return timing.median_ms(lambda: product.run(cfg))
+def _time_all(product, candidates, graph: bool, progress) -> dict:
+    """{config: median ms}. Timed eagerly, a product whose kernels run shorter than Triton's launch
+    path (kernel[grid], 20-40 us a launch) measures the host and ranks its configs by noise; in
+    graph replay (25 ms of it: a few hundred captured calls of the smallest products) the device."""
+    timings = {}
+    for cfg in candidates:
+        try:
+            product.run(cfg)  # compiles outside any capture; an unrunnable config raises here
+            timings[cfg] = timing.median_ms(lambda: product.run(cfg), rep_ms=25 if graph else 100, graph=graph)
+        except _UNRUNNABLE:
+            timings[cfg] = float("inf")
+        if progress is not None:
+            progress.update(1)
+    return timings
 
 
 def choose_config(product) -> triton.Config:

@@ -34,6 +34,8 @@ def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, str
         # The high part is x truncated to TF32 (Inf and NaN stay whole), so the remainder x - hi
         # (exact) has x's sign; it is rounded to TF32, as the tensor cores would truncate it.
         hi = (tile.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)
+        # A NaN whose payload lies only in the dropped bits would read as Inf: a quiet NaN instead.
+        hi = tl.where(tile != tile, float("nan"), hi)
         lo = tl.where(tl.abs(tile) < float("inf"), _tf32_round(tile - hi), 0.0)
         # A zero remainder (x is a TF32 value, or an Inf) becomes float32's smallest normal value
         # of x's sign. Every remainder of a nonzero x then has x's sign, and a remainder times an

@@ -17,8 +17,8 @@ remainders, which only reach C's rows past M, and the store clips those. Each st
 from zero and is added to the accumulator in fp32 arithmetic: Hopper's tensor cores truncate as
 they accumulate, and a tensor-core sum over all of K had 25x the error (2.9e-5 at 4096^3; every
 256 of K: 1.9e-6; every step: 3.0e-7, against SGEMM's 1.2e-6; session 5, runs 2-4). Inf and NaN:
-copy.py gives every nonzero operand a remainder of its sign, so a remainder times an Inf is an
-Inf of the sign IEEE gives that term, never 0 * Inf = NaN.
+copy.py gives every operand of magnitude 2**-102 or more a nonzero remainder of its sign, so a
+remainder times an Inf is an Inf of the sign IEEE gives that term, never 0 * Inf = NaN.
 """
 import triton
 import triton.language as tl
