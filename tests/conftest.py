@@ -56,6 +56,15 @@ def path(request, monkeypatch):
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 
 
+def every_product_on_tma(monkeypatch) -> None:
+    """Lowers every size bar of the TMA path: products of any size take it, staging what TMA
+    cannot read and splitting tf32x3's operands (where the device has TMA: plan.tma_path)."""
+    import importlib
+    module = importlib.import_module("tritonmm.plan")
+    for name in ("TMA_MIN_MACS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE", "TF32X3_SPLIT_MIN_MACS_PER_BYTE"):
+        monkeypatch.setattr(module, name, 0)
+
+
 def rel_err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:
     """Relative Frobenius error of out against a float64 product; NaN anywhere fails."""
     ref = a.double() @ b.double()

@@ -2,7 +2,7 @@
 and the launch cache the public ops consult before their checks."""
 import pytest
 import torch
-from conftest import HAS_GPU, rel_err
+from conftest import HAS_GPU, every_product_on_tma, rel_err
 
 import tritonmm
 from tritonmm import config_space, device as devices, plan
@@ -109,10 +109,7 @@ def staging(monkeypatch, device):
     """Every product on the TMA path, staging whatever TMA cannot read, however small."""
     if not devices.facts(torch.device(device)).tma:
         pytest.skip("TMA needs Hopper")
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
-    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", 0)
-    monkeypatch.setattr(plan, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
+    every_product_on_tma(monkeypatch)
 
 
 UNALIGNED = [(33, 65, 31), (64, 61, 67), (1, 7, 9), (130, 100, 3)]

@@ -1,7 +1,7 @@
 """Precision beyond torch.mm: float32 products in tf32x3 (three TF32 tensor-core products)."""
 import pytest
 import torch
-from conftest import rel_err
+from conftest import every_product_on_tma, rel_err
 
 import tritonmm
 from tritonmm import config_space, device as devices, plan
@@ -106,10 +106,7 @@ def split_path(monkeypatch, device):
         monkeypatch.setattr(plan.device, "facts", lambda d: hopper)
     elif not devices.facts(torch.device(device)).tma:
         pytest.skip("the TMA kernel needs Hopper")
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
-    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", 0)
-    monkeypatch.setattr(plan, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
+    every_product_on_tma(monkeypatch)
 
 
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
