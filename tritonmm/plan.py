@@ -235,23 +235,18 @@ def _column_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
     return transpose(t, traced).T
 
 
-def _split_stacked(t: torch.Tensor, traced: bool) -> torch.Tensor:
-    """t (R, K), any strides, as a K-major (2R, K) buffer: its TF32 high parts in rows [0, R),
-    the remainders in rows [R, 2R) (kernels/copy.py, SPLIT_TF32)."""
-    rows = t.shape[0]
-    buf = _aligned_empty(2 * rows, t.shape[1], t)
-    copy(t, buf[:rows], traced, lo=buf[rows:])
+def _split_a(a: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """A (M, K), any strides, for the PRESPLIT TMA kernel: a K-major (2M, K) buffer holding its
+    TF32 high parts in rows [0, M) and the remainders in rows [M, 2M) (kernels/copy.py, SPLIT_TF32)."""
+    rows = a.shape[0]
+    buf = _aligned_empty(2 * rows, a.shape[1], a)
+    copy(a, buf[:rows], traced, lo=buf[rows:])
     return buf
 
 
-def _split_a(a: torch.Tensor, traced: bool = False) -> torch.Tensor:
-    """A (M, K) for the PRESPLIT TMA kernel: (2M, K), high parts over remainders, K-major."""
-    return _split_stacked(a, traced)
-
-
 def _split_b(b: torch.Tensor, traced: bool = False) -> torch.Tensor:
-    """B (K, N) for the PRESPLIT TMA kernel: a (K, 2N) view of a K-major (2N, K) buffer."""
-    return _split_stacked(b.T, traced).T
+    """B (K, N) for the PRESPLIT TMA kernel: a (K, 2N) view of a K-major (2N, K) buffer, B.T split."""
+    return _split_a(b.T, traced).T
 
 
 def _k_major_stagers(a: torch.Tensor, b: torch.Tensor) -> list:
@@ -326,15 +321,16 @@ class Product:
         (tf32x3's split operands: twice A and B)."""
         a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
-        staged_bytes = _c_staged_bytes(c) + sum(2 * t.numel() * t.element_size()
-                                                for t, ok in ((a, sources[0]), (b, sources[1])) if not ok)
+        c_bytes = _c_staged_bytes(c)
+        staged_bytes = c_bytes + sum(2 * t.numel() * t.element_size()
+                                     for t, ok in ((a, sources[0]), (b, sources[1])) if not ok)
         if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes):
             return
         if sources[0] is None:
             self.stagers[0], a = _aligned_copy, _aligned_copy(a)
         if sources[1] is None:
             self.stagers[1], b = _aligned_copy, _aligned_copy(b)
-        if _c_staged_bytes(c):
+        if c_bytes:
             self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
         self.a, self.b, self.c = a, b, c
         (a_src, a_t), (b_src, b_t), (c_src, _) = (_tma_source(t) for t in (a, b, c))
@@ -498,7 +494,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         if done is not None:
             return done
     if out is None:
-        out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
+        out = _new_out(a, b, out_dtype)
     if out.numel() == 0:
         return out
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
@@ -513,6 +509,11 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         stage = (tuple(launch.stagers), launch.stage_c) if launch.staged else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage))
     return out
+
+
+def _new_out(a, b, out_dtype=None) -> torch.Tensor:
+    """An uninitialized result for a @ b: a's leading dims and b's last, of out_dtype or a's dtype."""
+    return torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
 
 
 def _remember(cache: dict, key, entry) -> None:
@@ -574,7 +575,7 @@ def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
     if known is None:
         return None
     if out is None:
-        out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
+        out = _new_out(a, b, out_dtype)
     else:
         o, span_a, span_b, span_o = out.data_ptr(), *known.spans
         for t, span in ((a, span_a), (b, span_b)):
@@ -638,7 +639,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     are copied first. FP8 products need their scales and out_dtype (a's dtype when None), as
     product takes them: both are part of the tuning key, and other ones name another product,
     whose config is looked up (and, where tuning is on and nothing is cached, tuned) instead."""
-    out = torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
+    out = _new_out(a, b, out_dtype)
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation, scales)
         return tuning.choose_config(launch), launch.path + ("+staged" if launch.staged else "")
