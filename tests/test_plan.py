@@ -149,6 +149,98 @@ def test_staged_output_into_a_transposed_out(device, staging):
     assert ((y.double() - ref).norm() / ref.norm()) < 1e-5
 
 
+# Stream-K (kernels/stream_k.py): ranges of K steps that start and end inside tiles. With the
+# interpreter's 4 programs (132 on the H100) and 16-deep K tiles: one tile split among every
+# program (16x16x300: 19 K steps), tiles split in two or three, ragged edges, K shorter than a step.
+STREAM_K_SHAPES = [(16, 16, 300), (37, 50, 100), (100, 33, 17), (130, 70, 90), (64, 64, 2048)]
+
+
+def stream_k_config(bk=16):
+    return dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=bk, STREAM_K=1, num_warps=4, num_stages=2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", STREAM_K_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_stream_k_against_float64(shape, dtype, device, staging, monkeypatch):
+    """Every layout, ragged edges, the epilogue applied once by each tile's owner; the flags are
+    zero again after every launch; two runs agree bit for bit (the pieces are added in order)."""
+    launched = []
+    real = plan.launcher
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel) or real(kernel, traced))
+    precision = "ieee" if dtype == torch.float32 else None
+    for layout in ("NN", "NT", "TN"):
+        a, b = operands(*shape, dtype, layout, device)
+        out = tritonmm.matmul(a, b, out=nan_out(shape[0], shape[1], dtype, device), config=stream_k_config(),
+                              input_precision=precision)
+        assert rel_err(out, a, b) < BOUND[dtype]
+        assert torch.equal(out, tritonmm.matmul(a, b, config=stream_k_config(), input_precision=precision))
+    assert plan.gemm_stream_k_kernel in launched
+    x, w = operands(shape[0], shape[1], shape[2], dtype, "NT", device)
+    bias = torch.randn(shape[1], device=device).to(dtype)
+    y = tritonmm.linear(x, w.T, bias, "gelu_tanh", config=stream_k_config(), input_precision=precision)
+    ref = linear_ref(x, w.T, bias, "gelu_tanh")
+    assert ((y.double() - ref).norm() / ref.norm()) < BOUND[dtype]
+    assert all(not f.any() for f in plan._flags.values())
+
+
+def test_stream_k_on_split_tf32x3_operands(device, staging):
+    """The stream-K schedule over tf32x3's pre-split operands (the same K steps, four tiles each)."""
+    a, b = operands(70, 40, 200, torch.float32, "NN", device)
+    out = tritonmm.mm(a, b, out=nan_out(70, 40, torch.float32, device), config=stream_k_config(32),
+                      input_precision="tf32x3")
+    assert rel_err(out, a, b) < 1e-5
+
+
+def test_stream_k_rule():
+    """Variants where a data-parallel schedule leaves the last wave poorly filled; the heuristic
+    switches below its own bound; a pinned STREAM_K off the TMA path is one plain launch."""
+    big = config_space.make_config(128, 256, 64, 4, 8)
+    assert config_space.wave_efficiency(big, 1536, 1536, 132) == 72 / 132
+    assert config_space.wave_efficiency(big, 4096, 4096, 132) == 512 / (132 * 4)
+    variants = config_space.with_stream_k([big], 1536, 1536, 132)
+    assert [config_space.stream_k(c) for c in variants] == [False, True]
+    assert config_space.with_stream_k([big], 128 * 132, 256, 132) == [big]  # exactly one wave
+    assert not config_space.stream_k(config_space.heuristic(1536, 1536, 1536, torch.float16, "native", 132, 2,
+                                                            232448, False))
+    assert config_space.from_list(config_space.as_list(config_space.as_stream_k(big))) == config_space.as_stream_k(big)
+    assert config_space.from_list([16, 16, 16, 8, 4, 2]) == config_space.make_config(16, 16, 16, 2, 4)
+
+
+def test_stream_k_pinned_on_the_pointer_path_is_one_launch(device, pointer, monkeypatch):
+    launched = []
+    real = plan.launcher
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel) or real(kernel, traced))
+    a, b = operands(33, 40, 50, torch.float32, "NN", device)
+    assert rel_err(tritonmm.mm(a, b, config=stream_k_config(), input_precision="ieee"), a, b) < 1e-5
+    assert launched == [plan.gemm_kernel]
+
+
+def test_bad_stream_k_is_refused(device):
+    a = torch.randn(4, 4, device=device)
+    with pytest.raises(ValueError, match="STREAM_K"):
+        tritonmm.mm(a, a, config=dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, STREAM_K=2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1536, 1536, 1536), (3000, 3008, 3000), (200, 1000, 3000)])
+def test_gpu_stream_k_relaunches(shape, staging):
+    """Stream-K at sizes where its 132 programs split tiles two and three ways, relaunched from the
+    launch cache (a fresh workspace, the stream's flags) on fresh inputs; the tuner offers it."""
+    M, N, K = shape
+    cfg = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, STREAM_K=1, num_warps=8, num_stages=3)
+    results = []
+    for _ in range(3):
+        a, b = operands(M, N, K, torch.bfloat16, "NN", "cuda")
+        out = tritonmm.mm(a, b, out=nan_out(M, N, torch.bfloat16, "cuda"), config=cfg)
+        assert rel_err(out, a, b) < 1e-2
+        results.append(tritonmm.mm(a, b, config=cfg))
+        assert torch.equal(out, results[-1])
+    launch = Product(a, b, torch.empty(M, N, dtype=torch.bfloat16, device="cuda"), "native")
+    assert any(config_space.stream_k(c) for c in launch.candidates())
+    torch.cuda.synchronize()
+    assert all(not f.any() for f in plan._flags.values())
+
+
 def test_path_rule():
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     assert plan.tma_path(hopper, 4096, 4096, 4096, 0)
