@@ -5,7 +5,7 @@
 
 The Triton counterpart of cuda_reference/sanitize.py (a script, not a test module: pytest does
 not collect it). Covers the pointer and the TMA kernel (TMA_MIN_MACS lowered to 0, so small
-products take it on Hopper, unaligned ones through staged copies), split-K's two passes, stream-K, every dtype and float32 precision in every layout (TF32
+products take it on Hopper, unaligned ones through staged copies), split-K's two passes, every dtype and float32 precision in every layout (TF32
 stages non-K-major operands through the transpose kernel first), batched products with a
 broadcast operand, and every bias kind with every activation. Shapes are small (the tools
 slow kernels down a hundredfold) but have partial tiles in M, N and K, rows that are not
@@ -102,17 +102,6 @@ def main() -> int:
             paths["pointer split-K"] += 1
             ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
             check(f"split-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
-    plan.TMA_MIN_MACS = plan.FEW_TILES_PER_SM = plan.STAGE_MIN_MACS_PER_BYTE = 0  # stream-K: the TMA kernel
-    plan.TF32X3_SPLIT_MIN_MACS_PER_BYTE = 0
-    for dtype, precision, bound in PRECISIONS:
-        for M, N, K in SHAPES:  # 15 tiles of 3 K steps on 132 programs: tiles split three ways
-            a, b = operands(M, N, K, dtype, "NT", "cuda")
-            cfg = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=16, STREAM_K=1, num_warps=4, num_stages=2)
-            bias = torch.randn(N, device="cuda").to(dtype)
-            out = tritonmm.linear(a, b.T, bias, "silu", config=cfg, input_precision=precision)
-            paths["tma stream-K"] += 1
-            ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
-            check(f"stream-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
     for dtype, precision, bound in PRECISIONS:  # batched products run on the pointer kernel only
         for a_batch, b_batch in BATCHES:
             a = torch.randn(*a_batch, 33, 31, device="cuda").to(dtype)

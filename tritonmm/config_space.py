@@ -11,7 +11,7 @@ import torch
 
 from .validation import FP8_DTYPES
 
-TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "STREAM_K")
+TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
@@ -68,14 +68,11 @@ def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> 
     return precision  # float32: "tf32", "tf32x3" or "ieee"
 
 
-def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, STREAM_K=0) -> triton.Config:
-    """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1,
-    STREAM_K (1: the TMA path's stream-K schedule, kernels/stream_k.py) only when set."""
+def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1) -> triton.Config:
+    """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1."""
     tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
     if SPLIT_K != 1:
         tile["SPLIT_K"] = SPLIT_K
-    if STREAM_K:
-        tile["STREAM_K"] = STREAM_K
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
@@ -83,14 +80,9 @@ def split_k(cfg: triton.Config) -> int:
     return cfg.kwargs.get("SPLIT_K", 1)
 
 
-def stream_k(cfg: triton.Config) -> bool:
-    return bool(cfg.kwargs.get("STREAM_K", 0))
-
-
-def kernel_params(cfg: triton.Config) -> dict:
-    """The config's kernel parameters: its tile, without the schedule (SPLIT_K, STREAM_K), which
-    picks the kernels and their grids rather than being passed to them."""
-    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "STREAM_K")}
+def without_split(cfg: triton.Config) -> dict:
+    """The config's kernel parameters for one launch of a kernel that takes no SPLIT_K."""
+    return {k: v for k, v in cfg.kwargs.items() if k != "SPLIT_K"}
 
 
 def plain(cfg: triton.Config) -> triton.Config:
@@ -204,37 +196,6 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     return out
 
 
-# Stream-K (kernels/stream_k.py, TMA path): a product whose tiles fill their last wave of SMs
-# poorly (T tiles on G SMs run ceil(T / G) waves) gives each SM an equal share of the K steps
-# instead. The tuner tries a stream-K variant of every config whose wave efficiency, T / (G *
-# ceil(T / G)), is below STREAM_K_TRY_BELOW; the heuristic switches to one below
-# STREAM_K_PICK_BELOW: never, as measured (session 6, runs 1-2: stream-K ran 0.46-0.93x the
-# data-parallel kernel on 14 bf16 shapes; 1.04x only where a smaller data-parallel tile won).
-STREAM_K_TRY_BELOW = 0.9
-STREAM_K_PICK_BELOW = 0.0
-
-
-def wave_efficiency(cfg: triton.Config, M, N, num_sms) -> float:
-    """The share of the SMs' time that a data-parallel schedule of cfg's tiles keeps busy."""
-    k = cfg.kwargs
-    tiles = triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"])
-    return tiles / (num_sms * triton.cdiv(tiles, num_sms))
-
-
-def as_stream_k(cfg: triton.Config) -> triton.Config:
-    return make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages, **dict(cfg.kwargs, STREAM_K=1))
-
-
-def with_stream_k(cfgs, M, N, num_sms) -> list:
-    """cfgs, each followed by its stream-K variant where its tiles fill the last wave poorly."""
-    out = []
-    for c in cfgs:
-        out.append(c)
-        if wave_efficiency(c, M, N, num_sms) < STREAM_K_TRY_BELOW:
-            out.append(as_stream_k(c))
-    return out
-
-
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
               can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
@@ -252,23 +213,19 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
         return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
 
     best = max(kept, key=score)
-    if tma and wave_efficiency(best, M, N, num_sms) < STREAM_K_PICK_BELOW:
-        return as_stream_k(best)
     split = _split_of(best, M, N, K, num_sms) if can_split else 1
     return best if split == 1 else make_config(num_warps=best.num_warps, num_stages=best.num_stages,
                                                **dict(best.kwargs, SPLIT_K=split))
 
 
 def as_list(cfg: triton.Config) -> list:
-    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages,
-    SPLIT_K, STREAM_K."""
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K."""
     k = cfg.kwargs
-    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg),
-            int(stream_k(cfg))]
+    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg)]
 
 
 def from_list(values) -> triton.Config:
-    """The inverse of as_list (shorter lists, from before SPLIT_K or STREAM_K, mean one slice, no stream-K)."""
-    bm, bn, bk, group_m, warps, stages, *schedule = values
-    split, stream = (list(schedule) + [1, 0][len(schedule):])[:2]
-    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, STREAM_K=stream)
+    """The inverse of as_list (a list of six, from before SPLIT_K, means one slice)."""
+    bm, bn, bk, group_m, warps, stages, *split = values
+    split = split[0] if split else 1
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split)

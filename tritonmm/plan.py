@@ -24,7 +24,6 @@ from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 from .kernels.split_k import split_k_reduce_kernel
-from .kernels.stream_k import gemm_stream_k_kernel
 from .kernels.copy import copy_kernel
 
 
@@ -347,11 +346,6 @@ class Product:
         return any(self.stagers) or self.stage_c
 
     @property
-    def can_stream_k(self) -> bool:
-        """Stream-K runs on the TMA path (kernels/stream_k.py)."""
-        return self.path == "tma"
-
-    @property
     def can_split(self) -> bool:
         """Split-K runs on the pointer kernel, for unbatched products, outside tracing (a
         compiled graph keeps one launch per product)."""
@@ -370,14 +364,7 @@ class Product:
     def steps(self, cfg: triton.Config) -> list:
         """The launches of this product under cfg: (kernel, grid, args, constants), in order."""
         split = self.split(cfg)
-        tile = config_space.kernel_params(cfg)
-        if self.can_stream_k and config_space.stream_k(cfg):
-            # One program per SM, each summing an equal share of the K steps; the fp32 pieces of
-            # tiles split between programs pass through a workspace slot per program.
-            ws = torch.empty(self.stream_k_workspace(tile), dtype=torch.float32, device=self.device)
-            flags = stream_k_flags(self.device, self.facts.num_sms, _current_stream(self.device))
-            return [(gemm_stream_k_kernel, (self.facts.num_sms,), (*self.args[:6], ws, flags, *self.args[6:]),
-                     dict(self.constants, **tile))]
+        tile = config_space.without_split(cfg)
         if split == 1:
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile))]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
@@ -401,7 +388,7 @@ class Product:
         launched = []
         for step in self.steps(cfg):
             kernel, grid, args, constants = step
-            if kernel in (gemm_tma_kernel, gemm_stream_k_kernel):
+            if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             warps = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if kernel is not split_k_reduce_kernel \
                 else dict(num_warps=4)
@@ -418,9 +405,9 @@ class Product:
         launches = []
         for compiled, (kernel, grid, args, constants) in launched:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
-            # (ws, C, bias, scale_a, scale_b), (A, B, C, bias, scale_a, scale_b) or stream-K's (..., ws, flags)
-            tensors = {split_k_reduce_kernel: 5, gemm_stream_k_kernel: 8}.get(kernel, 6)
-            descriptors = args[:3] if kernel in (gemm_tma_kernel, gemm_stream_k_kernel) else None
+            # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
+            tensors = 5 if kernel is split_k_reduce_kernel else 6
+            descriptors = args[:3] if kernel is gemm_tma_kernel else None
             launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
                                                  descriptors))
         return launches
@@ -444,16 +431,9 @@ class Product:
                                   self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
                                   self.out.element_size())
 
-    def stream_k_workspace(self, tile: dict) -> tuple:
-        """Stream-K's fp32 workspace: one tile-sized slot per program."""
-        return (self.facts.num_sms, tile["BLOCK_M"] * tile["BLOCK_N"])
-
     def candidates(self) -> list:
-        """The configs tuning times: the family's space, pruned, with split-K or stream-K variants
-        where they apply."""
+        """The configs tuning times: the family's space, pruned, with split-K variants where they apply."""
         kept, _ = self.prune(self.space())
-        if self.can_stream_k:
-            return config_space.with_stream_k(kept, _hint(self.M), _hint(self.N), self.facts.num_sms)
         if not self.can_split:
             return kept
         return config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
@@ -524,31 +504,11 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         cfg = config or tuning.choose_config(launch)
         launched = launch.run(cfg)
         ready = launch.compiled(launched) if key is not None else None
-    if ready is not None:  # the workspace as steps() made it: split-K's partial sums, stream-K's slots
-        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 else \
-            launch.stream_k_workspace(cfg.kwargs) if launch.can_stream_k and config_space.stream_k(cfg) else None
+    if ready is not None:
+        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 else None  # as steps() made it
         stage = (tuple(launch.stagers), launch.stage_c) if launch.staged else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage))
     return out
-
-
-# Stream-K's flags (kernels/stream_k.py), one int32 per program, by (device, stream): every launch
-# leaves them zero, so one buffer serves every launch on a stream, which run one after another.
-# Launches on different streams may run at once, so each stream has its own.
-_flags: dict = {}
-
-
-def stream_k_flags(dev: torch.device, programs: int, stream) -> torch.Tensor:
-    key = (dev, stream, programs)
-    flags = _flags.get(key)
-    if flags is None:
-        flags = _flags[key] = torch.zeros(programs, dtype=torch.int32, device=dev)
-    return flags
-
-
-def _current_stream(dev: torch.device):
-    """The stream a launch on dev goes to (its handle; 0 on the CPU, for the interpreter)."""
-    return torch.cuda.current_stream(dev).cuda_stream if dev.type == "cuda" else 0
 
 
 def _new_out(a, b, out_dtype=None) -> torch.Tensor:
@@ -583,7 +543,7 @@ def _tma_when_run(a, b) -> bool:
 class _Relaunch(NamedTuple):
     """A product seen before, ready to launch again (fast_launch.Compiled per launch)."""
     launches: tuple
-    workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N) or stream-K's (SMs, tile), allocated per call
+    workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
     stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
 
@@ -631,10 +591,6 @@ def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
             c = _aligned_empty(*out.shape, out) if stage_c else out
         if known.workspace is None:
             done = known.launches[0]((a, b, c, bias, *scales), stream)
-        elif len(known.launches) == 1:  # stream-K
-            ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
-            flags = stream_k_flags(a.device, known.workspace[0], stream)
-            done = known.launches[0]((a, b, c, bias, *scales, ws, flags), stream)
         else:
             ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
             first, second = known.launches

@@ -98,9 +98,6 @@ def check_config(config):
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
         if params[key] < 16:
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}")
-    if params.get("STREAM_K", 1) != 1:
-        raise ValueError(f"config['STREAM_K'] must be 1 (the TMA path's stream-K schedule) or absent, "
-                         f"got {params['STREAM_K']}")
     if params.get("SPLIT_K", 1) > MAX_SPLIT_K:
         raise ValueError(f"config['SPLIT_K'] must be at most {MAX_SPLIT_K}, got {params['SPLIT_K']}")
     return make_config(**params)

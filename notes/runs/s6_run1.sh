@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran at e698a82, whose stream-K kernel and experiment scripts were reverted afterwards.)
 # Session 6, device run 1: stream-K (kernels/stream_k.py) on the GPU: its tests and the planner's, the
 # stream-K experiment (every 16-bit config DP vs SK vs pointer vs cuBLAS), Triton memcheck over every path.
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT

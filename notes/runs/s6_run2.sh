@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran at e698a82, whose stream-K kernel and experiment scripts were reverted afterwards.)
 # Session 6, device run 2: stream-K as one pipelined loop (the piece for the owner first, its own loop); its tests,
 # the experiment again, Triton memcheck over every path with a longer limit.
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran at e698a82, whose stream-K kernel and experiment scripts were reverted afterwards.)
 # Session 6, device run 3: Nsight Compute on one data-parallel and one stream-K launch (1536^3 bf16, 128x256x64 s3).
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITONMM_CACHE_DIR=/tmp/tuning-cache-s6r3

@@ -42,53 +42,33 @@ def gemm_tma_kernel(
     # flatten=True lets the pipeliner prefetch the next tile's first K steps during this epilogue.
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
-        acc = k_steps(tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32), a_desc, b_desc, pid_m * BLOCK_M,
-                      pid_n * BLOCK_N, 0, k_tiles, M, N, BLOCK_K, A_TRANS, B_TRANS, INPUT_PRECISION, UPCAST, PRESPLIT)
-        store_tile(acc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, pid_m * BLOCK_M, pid_n * BLOCK_N, M, N,
-                   stride_bias_m, stride_bias_n, BLOCK_M, BLOCK_N, BIAS, ACTIVATION, SCALE_A, SCALE_B)
-
-
-@triton.jit
-def k_steps(acc, a_desc, b_desc, off_m, off_n, first, last, M, N, BLOCK_K: tl.constexpr, A_TRANS: tl.constexpr,
-            B_TRANS: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, PRESPLIT: tl.constexpr):
-    """acc + the tile's sum over K steps [first, last), read through the descriptors."""
-    for ki in range(first, last):
-        acc = k_step(acc, a_desc, b_desc, off_m, off_n, ki * BLOCK_K, M, N, A_TRANS, B_TRANS, INPUT_PRECISION,
-                     UPCAST, PRESPLIT)
-    return acc
-
-
-@triton.jit
-def k_step(acc, a_desc, b_desc, off_m, off_n, off_k, M, N, A_TRANS: tl.constexpr, B_TRANS: tl.constexpr,
-           INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, PRESPLIT: tl.constexpr):
-    """acc + one K step's product of an A tile and a B tile."""
-    if PRESPLIT:
-        tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
-        a_hi, b_hi = a_desc.load([off_m, off_k]), b_desc.load([off_n, off_k]).T
-        part = tl.dot(a_desc.load([M + off_m, off_k]), b_hi, tl.zeros(acc.shape, tl.float32), input_precision="tf32")
-        part = tl.dot(a_hi, b_desc.load([N + off_n, off_k]).T, part, input_precision="tf32")
-        acc += tl.dot(a_hi, b_hi, part, input_precision="tf32")
-    else:
-        a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
-        b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
-        if UPCAST:
-            a, b = a.to(tl.float32), b.to(tl.float32)
-        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-    return acc
-
-
-@triton.jit
-def store_tile(acc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, off_m, off_n, M, N, stride_bias_m, stride_bias_n,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
-               SCALE_A: tl.constexpr, SCALE_B: tl.constexpr):
-    """The epilogue on a finished tile, stored through C's descriptor in two BLOCK_N / 2 halves."""
-    offs_m = off_m + tl.arange(0, BLOCK_M)
-    offs_n = off_n + tl.arange(0, BLOCK_N)
-    acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
-                   BIAS, ACTIVATION, SCALE_A, SCALE_B)
-    left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-    c_desc.store([off_m, off_n], left.to(c_desc.dtype))
-    c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        if PRESPLIT:
+            tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
+            for ki in range(k_tiles):
+                off_k = ki * BLOCK_K
+                a_hi, b_hi = a_desc.load([off_m, off_k]), b_desc.load([off_n, off_k]).T
+                part = tl.dot(a_desc.load([M + off_m, off_k]), b_hi, tl.zeros((BLOCK_M, BLOCK_N), tl.float32),
+                              input_precision="tf32")
+                part = tl.dot(a_hi, b_desc.load([N + off_n, off_k]).T, part, input_precision="tf32")
+                acc += tl.dot(a_hi, b_hi, part, input_precision="tf32")
+        else:
+            for ki in range(k_tiles):
+                off_k = ki * BLOCK_K
+                a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
+                b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
+                if UPCAST:
+                    a, b = a.to(tl.float32), b.to(tl.float32)
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        offs_m = off_m + tl.arange(0, BLOCK_M)
+        offs_n = off_n + tl.arange(0, BLOCK_N)
+        acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
+                       BIAS, ACTIVATION, SCALE_A, SCALE_B)
+        left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
+        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
 
 
 def fit_descriptors(nargs: dict) -> None:
