@@ -85,12 +85,6 @@ def without_split(cfg: triton.Config) -> dict:
     return {k: v for k, v in cfg.kwargs.items() if k != "SPLIT_K"}
 
 
-def plain(cfg: triton.Config) -> triton.Config:
-    """The same tile and launch parameters without a pre_hook: the form tritonmm caches and
-    compares (the autotuner's configs carry fit_descriptors as their hook)."""
-    return make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
-
-
 def space(family_name: str) -> list:
     """The configs of one family ('16bit', 'fp8', 'tf32', 'tf32x3', 'tf32x3-split' or 'ieee')."""
     return [make_config(*t) for t in _SPACES[family_name]]

@@ -72,8 +72,7 @@ def gemm_tma_kernel(
 
 
 def fit_descriptors(nargs: dict) -> None:
-    """Sets each descriptor's block to the config's tile (also the autotuner's pre_hook, so
-    its trial launches use it)."""
+    """Sets each descriptor's block to the config's tile, before each launch (plan.Product.run)."""
     BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
     nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
     nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]
