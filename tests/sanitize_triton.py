@@ -92,6 +92,20 @@ def main() -> int:
                                                   activation)
                     check(f"epilogue {kind} bias, {activation} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
                           out, ref, 1e-2)
+    # Wave-tail split (TMA): one wave of 128x128 tiles plus 6, so rows [0, 64 * SMs) and the rest in two
+    # launches of row views; aligned, and unaligned through staged copies, with a bias that varies by row.
+    facts = plan.device.facts(torch.device("cuda"))
+    if facts.tma:
+        for N, K in ((256, 40), (255, 41)):
+            M = 128 * (facts.num_sms // 2 + 3) - 37
+            a, b = operands(M, N, K, torch.float16, "TN", "cuda")
+            bias = torch.randn(M, 1, device="cuda").half()
+            tail = plan.config_space.make_config(128, 128, 64, 3, 4, TAIL=1)
+            out = plan.product(a, b, bias=bias, activation="relu", precision="native", config=tail,
+                               out=nan_like((M, N), torch.float16))
+            paths["tma wave-tail"] += 1
+            ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
+            check(f"wave-tail 128x128 {M}x{N}x{K}", out, ref, 2e-3)
     plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = float("inf")  # split-K: the pointer kernel, 3 slices
     for dtype, precision, bound in PRECISIONS:
         for M, N, K in SHAPES:

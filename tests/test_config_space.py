@@ -83,3 +83,31 @@ def test_small_shared_memory_keeps_configs_with_fewer_stages(fam, limit):
     cfg = cs.heuristic(4096, 4096, 4096, dtype, fam, 46, size, limit, False)
     assert cs.family(dtype, fam) == fam
     assert cs.smem_bytes(cfg, size, tma=False) <= limit
+
+
+def test_wave_tail_rule():
+    # 3072^3 on 128x256 tiles: 288 tiles on 132 SMs, a third wave of 24; whole waves cover 2816 rows
+    assert cs.tail_rows(3072, 3072, 128, 256, 132) == 2816
+    assert cs.tail_rows(1536, 1536, 128, 128, 132) == 1408  # 144 tiles: one wave and 12
+    assert cs.tail_rows(2560, 2560, 128, 256, 132) == 0  # 200 tiles: the last wave half full
+    assert cs.tail_rows(4096, 4096, 128, 256, 132) == 0  # 512 tiles: 3 waves and 116
+    assert cs.tail_rows(1024, 1024, 128, 256, 132) == 0  # 32 tiles: no whole wave
+    assert cs.tail_rows(8448, 2048, 128, 256, 132) == 0  # 528 tiles: whole waves, no tail
+    assert cs.tail_config(256, 3072).kwargs["BLOCK_N"] == 128  # 96 tiles of 64x128
+    assert cs.tail_config(128, 1536).kwargs["BLOCK_N"] == 64  # 24 of 64x128: 48 of 64x64 instead
+    space = cs.space("16bit")
+    variants = cs.with_tail(space, 3072, 3072, 132)
+    tails = [c for c in variants if cs.tail(c)]
+    # one variant per tile shape of 128 rows or more whose last wave is small: 128x256 (24 of 132) and
+    # 128x128 (576 tiles: 4 waves and 48); 64-row tiles are not split
+    assert {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) for c in tails} == {(128, 256), (128, 128)}
+    assert len(tails) == 2 and len(variants) == len(space) + 2
+    assert cs.with_tail(space, 4096, 4096, 132) == space
+
+
+def test_config_lists_round_trip():
+    for cfg in (cs.make_config(128, 256, 64, 4, 8), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=4),
+                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1)):
+        assert cs.from_list(cs.as_list(cfg)).kwargs == cfg.kwargs
+    assert cs.from_list([64, 64, 32, 8, 4, 3]).kwargs == cs.make_config(64, 64, 32, 3, 4).kwargs  # before SPLIT_K
+    assert cs.from_list([64, 64, 32, 8, 4, 3, 2]).kwargs == cs.make_config(64, 64, 32, 3, 4, SPLIT_K=2).kwargs

@@ -96,6 +96,33 @@ def test_heuristic_and_tuner_know_split_k(device, pointer):
     assert rel_err(tritonmm.matmul(a, b), a, b) < 2e-3  # the heuristic's split-K config
 
 
+def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch, tmp_path):
+    """Graph-timed, split-K's second launch is free; an eager call pays its host time. A split
+    config faster on the device by less than that loses to one launch; one faster by more wins;
+    eagerly timed (host time included) the faster one wins."""
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    a, b = operands(1, 64, 4096, torch.float16, "NT", device)
+    launch = Product(a, b, torch.empty(1, 64, dtype=torch.float16, device=device), "native")
+    one = config_space.make_config(16, 64, 128, 4, 4)
+    split = config_space.make_config(16, 64, 128, 4, 4, SPLIT_K=4)
+    assert launch.launches(one) == 1 and launch.launches(split) == 2
+    monkeypatch.setattr(launch, "candidates", lambda: [one, split])
+    host_ms = (tuning.HOST_US_PER_CALL + tuning.HOST_US_PER_LAUNCH) * 1e-3  # one launch's host time
+    for split_ms, single_ms, graph, winner in (
+            (host_ms, host_ms + 0.0007, True, one),  # 0.7 us of device time for 8 us of host time
+            (3 * host_ms, 4 * host_ms, True, split),  # device-bound: the faster kernel
+            (host_ms, host_ms + 0.0007, False, split)):  # eager timings carry their host time
+        times = {one: single_ms, split: split_ms}
+
+        def fake(product, candidates, graph_timed, progress, graph=graph, times=times):
+            if graph_timed != graph:
+                raise RuntimeError("capture failed")  # the fallback to eager timing
+            return {c: times[c] for c in candidates}
+        monkeypatch.setattr(tuning, "_time_all", fake)
+        assert tuning.tune(launch)[0] == winner
+
+
 def test_bad_split_k_is_refused(device):
     a = torch.randn(4, 4, device=device)
     with pytest.raises(ValueError, match="SPLIT_K"):
@@ -149,6 +176,63 @@ def test_staged_output_into_a_transposed_out(device, staging):
     assert ((y.double() - ref).norm() / ref.norm()) < 1e-5
 
 
+def _tail_shape(sms):
+    """M x 256 x 40 with one wave of 128x128 tiles and 6 tiles over: rows [0, 64 * sms) and the rest."""
+    return 128 * (sms // 2 + 3) - 37, 256, 40
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+def test_gpu_wave_tail_split(layout, dtype, staging, monkeypatch, tmp_path):
+    """A TAIL config runs the whole waves' rows and the rest in two launches (A and C as row views,
+    staged where TMA cannot read them), planned and then relaunched from the cache."""
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    sms = devices.facts(torch.device("cuda")).num_sms
+    M, N, K = _tail_shape(sms)
+    a, b = operands(M, N, K, dtype, layout, "cuda")
+    out = nan_out(M, N, dtype, "cuda")
+    cfg = config_space.make_config(128, 128, 64, 3, 4, TAIL=1)
+    launch = Product(a, b, out, "native")
+    assert launch.path == "tma" and launch.tail_rows(cfg) == sms // 2 * 128 and launch.launches(cfg) == 2
+    tuning._remember(launch.tuning_key, cfg)
+    try:
+        for _ in range(2):  # planned, then relaunched (plan._relaunch slices the rows again)
+            out.fill_(float("nan"))
+            tritonmm.mm(a, b, out=out)
+            assert rel_err(out, a, b) < BOUND[dtype]
+    finally:
+        tuning.forget()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bias_kind", ["row", "column", "matrix"])
+def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
+    """Each launch of a wave-tail split takes its rows of a bias that varies by row, and of FP8 row scales."""
+    sms = devices.facts(torch.device("cuda")).num_sms
+    M, N, K = _tail_shape(sms)
+    cfg = config_space.make_config(128, 128, 64, 3, 4, TAIL=1)
+    bias = {"row": torch.randn(N), "column": torch.randn(M, 1), "matrix": torch.randn(M, N)}[bias_kind].cuda()
+    a, b = operands(M, N, K, torch.float16, "NT", "cuda")
+    out = nan_out(M, N, torch.float16, "cuda")
+    launch = Product(a, b, out, "native", bias=bias.half(), activation="gelu_tanh")
+    assert launch.tail_rows(cfg)
+    launch.run(cfg)
+    ref = plan.epilogue_reference(a.double() @ b.double(), bias.half().double(), "gelu_tanh")
+    assert ((out.double() - ref).norm() / ref.norm()) < 2e-3
+    if torch.cuda.get_device_capability() >= (8, 9):
+        a8, b8 = (t.to(torch.float8_e4m3fn) for t in operands(M, N, 64, torch.float32, "NT", "cuda"))
+        scale_a, scale_b = torch.rand(M, 1, device="cuda") + 0.5, torch.rand(1, N, device="cuda") + 0.5
+        out = nan_out(M, N, torch.bfloat16, "cuda")
+        launch = Product(a8, b8, out, "native", bias=bias.bfloat16(), scales=(scale_a, scale_b))
+        assert launch.tail_rows(cfg)
+        launch.run(cfg)
+        ref = plan.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
+                                      bias.bfloat16().double(), "none")
+        assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
+
+
 def test_path_rule():
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     assert plan.tma_path(hopper, 4096, 4096, 4096, 0)
@@ -163,6 +247,50 @@ def test_path_rule():
     assert not plan.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257 + 255 * 257))
     # 77x4099x2049 x @ W.T: the weight copy costs more than the product gains
     assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * 2 * (4099 * 2049 + 77 * 4099))
+    # Mid-size: the pointer kernel eagerly (host-bound), the TMA kernel inside a CUDA graph
+    assert not plan.tma_path(hopper, 1024, 1024, 1024, 0)
+    assert plan.tma_path(hopper, 1024, 1024, 1024, 0, captured=True)
+    assert not plan.tma_path(hopper, 512, 512, 512, 0, captured=True)
+    assert not plan.tma_path(hopper, 16, 4096, 4096, 0, captured=True)  # decode stays on split-K
+
+
+@pytest.mark.gpu
+def test_gpu_mid_size_product_takes_tma_in_a_graph(monkeypatch, tmp_path):
+    """Between TMA_MIN_MACS / CAPTURED_TMA_DIVISOR and TMA_MIN_MACS a product runs on the pointer
+    kernel eagerly and on the TMA kernel inside a CUDA graph, under a config its first eager call
+    tuned (capture benchmarks nothing); the replayed result is right."""
+    from tritonmm import timing, tuning
+    if not devices.facts(torch.device("cuda")).tma:
+        pytest.skip("TMA needs Hopper")
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    tuning.forget()
+    a, b = operands(1000, 1024, 1032, torch.bfloat16, "NT", "cuda")
+    out = nan_out(1000, 1024, torch.bfloat16, "cuda")
+    tritonmm.mm(a, b, out=out)
+    assert rel_err(out, a, b) < BOUND[torch.bfloat16]
+    eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
+    assert eager.path == "pointer" and eager.tma_when_captured
+    assert captured.path == "tma" and captured.tuning_key in tuning._memory
+    paths, run = [], Product.run
+    monkeypatch.setattr(Product, "run", lambda self, cfg: paths.append(self.path) or run(self, cfg))
+    calls = timing.calls
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        tritonmm.mm(a, b, out=out)  # relaunched: nothing planned
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tritonmm.mm(a, b, out=out)
+    assert paths == ["tma"] and timing.calls == calls
+    new_a, new_b = operands(1000, 1024, 1032, torch.bfloat16, "NT", "cuda")
+    a.copy_(new_a)
+    b.copy_(new_b)
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert rel_err(out, new_a, new_b) < BOUND[torch.bfloat16]
 
 
 def test_relaunch_never_raises_on_bad_arguments(device):

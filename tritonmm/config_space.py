@@ -11,17 +11,21 @@ import torch
 
 from .validation import FP8_DTYPES
 
-TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")
+TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
 # (notes/NOTES.md): 128x256 tiles win large shapes by ~10% in every family (TMA path), and
 # GROUP_M moves the 16-bit winner by up to 6%, so it varies there; the small tiles serve
-# small M or N, where a big tile leaves SMs idle. Eight configs keep a cold tune near 12 s.
+# small M or N, where a big tile leaves SMs idle. About eight configs keep a cold tune near 12 s.
+# 16-bit, session 7 (run 1, notes/experiments/landscape.py, 14 configs pinned on 8 shapes): GROUP_M
+# 4 never led 16 or 8 by more than 1%, and gave its place to 128x128x64 with 6 stages (best at
+# 512x4096x14336, 0.98x cuBLAS against 0.95 with 5); 64x256x64 on 4 warps was best at 3000x3008x3000
+# (0.82 against 0.80), where the 128-row tiles leave a third wave mostly empty.
 _SPACES = {
     "16bit": [
-        (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 4), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8),
-        (128, 128, 64, 5, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 128, 4, 4),
+        (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8), (128, 128, 64, 5, 4),
+        (128, 128, 64, 6, 4), (64, 256, 64, 4, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 128, 4, 4),
     ],
     "tf32": [
         (128, 256, 32, 3, 8), (128, 256, 32, 3, 8, 4), (256, 128, 32, 3, 8), (128, 128, 64, 3, 8),
@@ -68,11 +72,14 @@ def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> 
     return precision  # float32: "tf32", "tf32x3" or "ieee"
 
 
-def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1) -> triton.Config:
-    """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1."""
+def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
+    """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1, TAIL
+    (the last wave's rows in a launch of smaller tiles, tail_rows) only when 1."""
     tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
     if SPLIT_K != 1:
         tile["SPLIT_K"] = SPLIT_K
+    if TAIL:
+        tile["TAIL"] = 1
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
@@ -80,9 +87,13 @@ def split_k(cfg: triton.Config) -> int:
     return cfg.kwargs.get("SPLIT_K", 1)
 
 
-def without_split(cfg: triton.Config) -> dict:
-    """The config's kernel parameters for one launch of a kernel that takes no SPLIT_K."""
-    return {k: v for k, v in cfg.kwargs.items() if k != "SPLIT_K"}
+def tail(cfg: triton.Config) -> bool:
+    return bool(cfg.kwargs.get("TAIL", 0))
+
+
+def kernel_params(cfg: triton.Config) -> dict:
+    """The config's parameters that the block programs take (SPLIT_K and TAIL are the planner's)."""
+    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL")}
 
 
 def space(family_name: str) -> list:
@@ -190,6 +201,50 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     return out
 
 
+# Wave-tail split (TMA path, 16-bit): the persistent kernel runs cdiv(tiles, SMs) rounds of tiles, so
+# a last wave holding few tiles costs a whole round. With TAIL, the rows whose tiles fill whole waves
+# run on the config's tiles and the rest in a second launch of small tiles that spreads over every
+# SM. Measured on the H100 (session 7, run 1, notes/experiments/landscape.py, bf16, x cuBLAS): 3072^3
+# 128x256 0.78 -> 0.93 with its last 256 rows on 64x128 tiles (the best single config 0.92);
+# 3000x3008x3000 0.80 -> 0.91 (best single 0.82); 1536^3 128x128 0.65 -> 0.73 with 64x64x128 tiles
+# (best single 0.70). Where the last wave was half full or more it lost: 2560^3 (1.5 waves) 0.99 ->
+# 0.85, 6144^3 (8.7 waves) 0.99 -> 0.95-0.99. So it is a tuner variant only where the last wave holds
+# at most TAIL_MAX_FILL of the SMs, of one config per tile shape of 128 rows or more.
+TAIL_MAX_FILL = 0.5
+
+
+def tail_rows(M, N, BLOCK_M, BLOCK_N, num_sms) -> int:
+    """Rows [0, tail_rows) whose tiles fill whole waves of num_sms programs; 0 where the last wave is
+    more than TAIL_MAX_FILL full, or there is no whole wave."""
+    per_row = triton.cdiv(N, BLOCK_N)
+    waves, left = divmod(triton.cdiv(M, BLOCK_M) * per_row, num_sms)
+    if not waves or not left or left > TAIL_MAX_FILL * num_sms:
+        return 0
+    rows = waves * num_sms // per_row * BLOCK_M
+    return rows if 0 < rows < M else 0
+
+
+def tail_config(rows, N) -> triton.Config:
+    """The tile of a wave-tail launch over ``rows`` rows: 64x128 where those tiles fill half the SMs,
+    else 64x64 (the better of the two in each of session 7's three measured tails)."""
+    wide = triton.cdiv(rows, 64) * triton.cdiv(N, 128) >= 66
+    return make_config(64, 128, 64, 4, 4) if wide else make_config(64, 64, 128, 4, 4)
+
+
+def with_tail(cfgs, M, N, num_sms) -> list:
+    """cfgs, the first config of each tile shape of 128 rows or more followed by its TAIL variant
+    where tail_rows splits the product."""
+    out, seen = [], set()
+    for c in cfgs:
+        out.append(c)
+        k = c.kwargs
+        shape = (k["BLOCK_M"], k["BLOCK_N"])
+        if shape not in seen and k["BLOCK_M"] >= 128 and tail_rows(M, N, *shape, num_sms):
+            seen.add(shape)
+            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, TAIL=1)))
+    return out
+
+
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
               can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
@@ -213,13 +268,14 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
 
 
 def as_list(cfg: triton.Config) -> list:
-    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K."""
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL."""
     k = cfg.kwargs
-    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg)]
+    return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg),
+            int(tail(cfg))]
 
 
 def from_list(values) -> triton.Config:
-    """The inverse of as_list (a list of six, from before SPLIT_K, means one slice)."""
-    bm, bn, bk, group_m, warps, stages, *split = values
-    split = split[0] if split else 1
-    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split)
+    """The inverse of as_list (shorter lists, from before SPLIT_K and TAIL: one slice, no tail)."""
+    bm, bn, bk, group_m, warps, stages, *rest = values
+    split, tail_ = (list(rest) + [1, 0][len(rest):])[:2]
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_)

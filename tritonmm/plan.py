@@ -73,6 +73,14 @@ def resolve_precision(dtype: torch.dtype, input_precision) -> str:
 # 0.98-1.16x for the other aligned row-major cases, with outliers re-checked by the sweep.
 TMA_MIN_MACS = 2 ** 31
 
+# Inside CUDA-graph capture no host time is paid when the graph replays, so the TMA kernel's costlier
+# launch (about 12 us more host time a call than the pointer kernel's: 30.0 vs 17.6 us at 64^3,
+# session 5, run 3) does not count, and it takes products from TMA_MIN_MACS / CAPTURED_TMA_DIVISOR.
+# In graph replay (session 6, runs 1-2, bf16, tuned, x cuBLAS; pointer / TMA): 768^3 0.75-0.76 /
+# 0.77-0.79, 1024^3 0.86-0.87 / 0.95, 1280^3 0.75-0.76 / 0.93-0.94. Eager calls there are host-bound
+# (a kernel of 5-15 us), where the cheaper launch wins, so they keep TMA_MIN_MACS.
+CAPTURED_TMA_DIVISOR = 4
+
 # Operands TMA cannot read (rows not 16-byte aligned: a bf16 row of 3001 elements) are copied
 # into aligned buffers when the product does at least this many multiply-adds per byte the
 # copies move (read and write of each staged operand, and of C when it is staged), as torch's
@@ -114,16 +122,22 @@ def _few_tiles(facts, M, N) -> bool:
     return triton.cdiv(M, 64) * triton.cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
 
 
-def tma_path(facts, M, N, K, staged_bytes: int) -> bool:
+def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False) -> bool:
     """The kernel path rule, in one place: the TMA kernel on Hopper for products whose tiles fill
-    the GPU, when large (aligned operands), or when compute-bound enough to pay for staging
-    what TMA cannot read (``staged_bytes``: what the copies move, 0 when none is needed)."""
+    the GPU, when large (aligned operands; ``captured``: launched into a CUDA graph, where large
+    starts lower), or when compute-bound enough to pay for staging what TMA cannot read
+    (``staged_bytes``: what the copies move, 0 when none is needed)."""
     macs = M * N * K
     if not facts.tma or _few_tiles(facts, M, N):
         return False
     if staged_bytes:  # unaligned rows: the pointer kernel is slow at every size, so intensity alone decides
         return macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes
-    return macs >= TMA_MIN_MACS
+    return macs >= (TMA_MIN_MACS / CAPTURED_TMA_DIVISOR if captured else TMA_MIN_MACS)
+
+
+def capturing(t: torch.Tensor) -> bool:
+    """Whether t's device stream is being captured into a CUDA graph now."""
+    return t.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
 def _c_staged_bytes(c: torch.Tensor) -> int:
@@ -264,8 +278,11 @@ class Product:
     staged into aligned buffers where needed), or the pointer kernel, split over K where the
     config says so."""
 
-    def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None)):
+    def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
+                 captured=None):
         self.traced = validation.traced(a)
+        # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
+        self.captured = (not self.traced and capturing(a)) if captured is None else captured
         self.batched = a.dim() == 3
         self.Z = a.shape[0] if self.batched else 1
         self.M, self.K = a.shape[-2:]
@@ -291,7 +308,7 @@ class Product:
         # (kernels/gemm_tma.py, PRESPLIT), instead of every tile as it is loaded, where the
         # product is large enough to pay for the split copies (TF32X3_SPLIT_MIN_MACS_PER_BYTE).
         self.presplit = precision == "tf32x3" and self._tma_candidate() and \
-            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c)) and \
+            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c), self.captured) and \
             self.M * self.N * self.K >= TF32X3_SPLIT_MIN_MACS_PER_BYTE * 12 * (self.M + self.N) * self.K
         if self.presplit:
             self.stagers = [_split_a, _split_b]
@@ -310,6 +327,17 @@ class Product:
             self.args = (a3, b3, c3, bias, *scales, self.M, self.N, self.K,
                          *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
+    def _staged_bytes(self) -> int:
+        """What the copies that let TMA read this product's operands and write C would move."""
+        return _c_staged_bytes(self.c) + sum(2 * t.numel() * t.element_size() for t in (self.a, self.b)
+                                             if _tma_source(t) is None)
+
+    @property
+    def tma_when_captured(self) -> bool:
+        """Whether this eager product on the pointer kernel would take the TMA kernel in a CUDA graph."""
+        return not self.captured and self.path == "pointer" and self._tma_candidate() and \
+            tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(), captured=True)
+
     def _tma_candidate(self) -> bool:
         """TMA serves unbatched products of real tensors on Hopper (the size rule: tma_path)."""
         return self.facts.tma and not self.batched and not self.traced
@@ -322,9 +350,7 @@ class Product:
         a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
         c_bytes = _c_staged_bytes(c)
-        staged_bytes = c_bytes + sum(2 * t.numel() * t.element_size()
-                                     for t, ok in ((a, sources[0]), (b, sources[1])) if not ok)
-        if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes):
+        if not tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(), self.captured):
             return
         if sources[0] is None:
             self.stagers[0], a = _aligned_copy, _aligned_copy(a)
@@ -357,16 +383,47 @@ class Product:
         split = config_space.split_k(cfg) if self.can_split else 1
         return split if split * _hint(self.M) * _hint(self.N) < 2 ** 31 else 1
 
+    def launches(self, cfg: triton.Config) -> int:
+        """Kernel launches of one call under cfg (its staging copies aside): split-K's two passes, a
+        wave-tail split's two launches, or one."""
+        return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
+
     def grid(self, meta, split: int = 1):
         tiles = triton.cdiv(self.M, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
         return (min(tiles, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
+    def tail_rows(self, cfg: triton.Config) -> int:
+        """Where cfg asks for a wave-tail split (config_space.tail_rows) and this product can take
+        one (the TMA path, operands not split into TF32 parts): the rows the first launch covers; else 0."""
+        if not config_space.tail(cfg) or self.path != "tma" or self.presplit:
+            return 0
+        return config_space.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
+
+    def row_ranges(self, cfg: triton.Config):
+        """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
+        rows = self.tail_rows(cfg)
+        return ((0, rows), (rows, self.M)) if rows else None
+
+    def _tma_rows(self, r0: int, r1: int, cfg: triton.Config):
+        """The TMA kernel's launch over rows [r0, r1) of the product under cfg, with descriptors of its own."""
+        a, b, c, bias, scale_a, scale_b = row_views(r0, r1, self.a, self.b, self.c, self.bias, *self.scales)
+        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b, c)]
+        tile = config_space.kernel_params(cfg)
+        grid = (min(triton.cdiv(r1 - r0, tile["BLOCK_M"]) * triton.cdiv(self.N, tile["BLOCK_N"]), self.facts.num_sms),)
+        return (gemm_tma_kernel, grid, (*descs, bias, scale_a, scale_b, r1 - r0, self.N, self.K, *self.bias_strides),
+                dict(self.constants, **tile), dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+
     def steps(self, cfg: triton.Config) -> list:
-        """The launches of this product under cfg: (kernel, grid, args, constants), in order."""
+        """The launches of this product under cfg: (kernel, grid, args, constants, launch options), in order."""
+        ranges = self.row_ranges(cfg)
+        if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
+            (r0, r1), (r2, r3) = ranges
+            return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, config_space.tail_config(r3 - r2, self.N))]
         split = self.split(cfg)
-        tile = config_space.without_split(cfg)
+        tile = config_space.kernel_params(cfg)
+        options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)
         if split == 1:
-            return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile))]
+            return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
         # with the epilogue. The workspace is (split, M, N) fp32: split-K serves products of few
         # tiles only (M*N at most num_sms/2 tiles of 64x64 under the tuner's rule).
@@ -375,11 +432,12 @@ class Product:
         first = (gemm_kernel, self.grid(tile, split),
                  (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
                  dict(self.constants, **tile, BIAS="none", ACTIVATION="none", SCALE_A="none", SCALE_B="none",
-                      SPLIT_K=split))
+                      SPLIT_K=split), options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128,
-                       **{k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}))
+                       **{k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}),
+                  dict(num_warps=4))
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
@@ -387,12 +445,10 @@ class Product:
         (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
         launched = []
         for step in self.steps(cfg):
-            kernel, grid, args, constants = step
+            kernel, grid, args, constants, options = step
             if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
-            warps = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages) if kernel is not split_k_reduce_kernel \
-                else dict(num_warps=4)
-            launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **warps), step))
+            launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **options), step))
         if self.c is not self.out:
             copy(self.c, self.out, self.traced)
         return launched
@@ -403,7 +459,7 @@ class Product:
         if any(compiled is None for compiled, _ in launched) or not self.can_benchmark:
             return None
         launches = []
-        for compiled, (kernel, grid, args, constants) in launched:
+        for compiled, (kernel, grid, args, constants, _) in launched:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
             # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
             tensors = 5 if kernel is split_k_reduce_kernel else 6
@@ -434,6 +490,8 @@ class Product:
     def candidates(self) -> list:
         """The configs tuning times: the family's space, pruned, with split-K variants where they apply."""
         kept, _ = self.prune(self.space())
+        if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
+            return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
         if not self.can_split:
             return kept
         return config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
@@ -501,13 +559,17 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation, scales)
+        if config is None and launch.tma_when_captured and launch.can_benchmark:
+            # Captured, this product will take the TMA kernel, where nothing can be tuned: tuned now.
+            tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
         cfg = config or tuning.choose_config(launch)
         launched = launch.run(cfg)
         ready = launch.compiled(launched) if key is not None else None
     if ready is not None:
-        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 else None  # as steps() made it
+        rows = launch.row_ranges(cfg)
+        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
         stage = (tuple(launch.stagers), launch.stage_c) if launch.staged else None
-        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage))
+        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows))
     return out
 
 
@@ -546,6 +608,7 @@ class _Relaunch(NamedTuple):
     workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
     stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
+    rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
 
 
 # _Relaunch by launch_key: products seen before relaunch their compiled kernels.
@@ -559,8 +622,18 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
     def facts(t):
         return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
     return (facts(a), facts(b), facts(out), facts(bias), facts(scales[0]), facts(scales[1]), out_dtype,
-            activation, precision, TMA_MIN_MACS, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
-            TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
+            activation, precision, capturing(a), TMA_MIN_MACS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM,
+            STAGE_MIN_MACS_PER_BYTE, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
+
+
+def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
+    """(a, b, c, bias, scale_a, scale_b) of rows [r0, r1) of the product c = a @ b: the rows of A and
+    C, and of the bias and A's scales where they vary by row."""
+    if bias is not None:
+        bias = bias.expand(*c.shape)[r0:r1]
+    if scale_a is not None and scale_a.numel() > 1:
+        scale_a = scale_a[r0:r1]
+    return a[r0:r1], b, c[r0:r1], bias, scale_a, scale_b
 
 
 def _span(t) -> int:
@@ -589,7 +662,10 @@ def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
             (stage_a, stage_b), stage_c = known.stage
             a, b = (f(t) if f else t for f, t in zip((stage_a, stage_b), (a, b)))
             c = _aligned_empty(*out.shape, out) if stage_c else out
-        if known.workspace is None:
+        if known.rows is not None:
+            done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
+                       for launch, (r0, r1) in zip(known.launches, known.rows))
+        elif known.workspace is None:
             done = known.launches[0]((a, b, c, bias, *scales), stream)
         else:
             ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)

@@ -25,16 +25,37 @@ _tuning = threading.Lock()
 # an epilogue the space was not pruned for) is timed as infinitely slow, as triton.autotune does.
 _UNRUNNABLE = (OutOfResources, PTXASError, CompileTimeAssertionFailure)
 
+# An eager call's host time, by the launches a config makes (plan.py relaunches each through
+# fast_launch): about 10 us a call plus 8 us a launch on the H100 machine (session 7, run 1,
+# notes/experiments/decode_host.py: 18.2-18.4 us a call with one launch, 25.9-26.3 with split-K's
+# two; torch.mm 16-17). Graph-timed configs are ranked by the larger of their device time and
+# this: ranked by device time alone, decode products took split-K for 0.3-0.7 us of device time
+# and paid 8 us more host time on every eager call (1.5-1.9x torch.mm's). Under a CUDA graph the
+# choice costs at most that device time; products longer than the host time rank as before.
+HOST_US_PER_CALL = 10.0
+HOST_US_PER_LAUNCH = 8.0
+
+
+def rank(product, timings: dict, graph: bool) -> triton.Config:
+    """The best of ``timings`` ({config: median ms}): by device time, or where that is shorter than
+    an eager call's host time (graph-timed only; eager timings include it), by the host time of
+    the config's launches first, then device time."""
+    def cost(cfg):
+        ms = timings[cfg]
+        host_ms = (HOST_US_PER_CALL + HOST_US_PER_LAUNCH * product.launches(cfg)) * 1e-3 if graph else 0.0
+        return max(ms, host_ms), ms
+    return min(timings, key=cost)
+
 
 def tune(product, progress=None):
     """Tunes one product over its candidate configs (the pruned space, with split-K variants
     where they apply) and caches the winner; the caller makes the product's device current.
     Each config is timed on the product's whole launch sequence (both passes of split-K),
-    replayed from a CUDA graph: device time, the cost a captured or long-running model pays (an
-    eager call of a host-bound product also pays each extra launch's host time, which this
-    ranking leaves out). Returns (best config, {config: median ms} for every config timed)."""
+    replayed from a CUDA graph: device time, the cost a captured or long-running model pays, ranked
+    against an eager call's host time where that is longer (rank). Returns (best config, {config: median ms} for every config timed)."""
     candidates = product.candidates() or [product.heuristic()]
     with _tuning:
+        graph = True
         if len(candidates) == 1:  # nothing to choose: not timed
             timings = {candidates[0]: float("nan")}
         else:
@@ -43,8 +64,8 @@ def tune(product, progress=None):
             except RuntimeError:  # a capture failed: every config timed eagerly, so that all compare alike
                 if torch.cuda.is_available():
                     torch.cuda.synchronize()
-                timings = _time_all(product, candidates, False, progress)
-    best = min(timings, key=timings.get)
+                graph, timings = False, _time_all(product, candidates, False, progress)
+    best = rank(product, timings, graph)
     ms = timings[best]
     if ms == float("inf"):  # nothing ran: say so rather than cache a config that fails every call
         raise RuntimeError(f"no config of tritonmm's {product.dtype} space compiles for this {product.M}x"
