@@ -72,6 +72,7 @@ def main() -> int:
         plan.TMA_MIN_MACS = tma_min_macs
         plan.FEW_TILES_PER_SM = 0 if tma_min_macs == 0 else 1
         plan.STAGE_MIN_MACS_PER_BYTE = 0 if tma_min_macs == 0 else float("inf")
+        plan.STAGE_EAGER_MIN_MACS = 0
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 for layout in ("NN", "NT", "TN", "TT"):

@@ -45,7 +45,8 @@ def test_key_names_everything_a_config_depends_on():
 
 def test_nearby_shapes_share_a_bucket():
     k = lambda m: cache.make_key("gpu", torch.float16, "native", "tma", "NN", m, 4096, 4096)
-    assert k(65) == k(100) == k(128) != k(129)
+    assert k(97) == k(100) == k(128) != k(129)
+    assert k(65) == k(96) != k(97)  # half-octave buckets
 
 
 def test_round_trip_and_clear():

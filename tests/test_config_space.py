@@ -53,6 +53,8 @@ def test_heuristic_gives_every_sm_work_then_large_tiles():
 
 def test_bucket():
     assert [cs.bucket(n) for n in (1, 16, 17, 100, 128, 129, 4096, 14336)] == [16, 16, 32, 128, 128, 256, 4096, 16384]
+    assert [cs.tuning_bucket(n) for n in (1, 16, 17, 24, 25, 100, 2049, 3072, 3073, 4096, 14336)] == \
+        [16, 16, 24, 24, 32, 128, 3072, 3072, 4096, 4096, 16384]
 
 
 def test_family():

@@ -242,8 +242,11 @@ def test_path_rule():
     assert plan.tma_path(hopper, 128, 4096, 14336, 0)  # 128 tiles of 64x64: TMA, as measured
     # 3000x3001x2999 bf16: staging A, B and C moves 108 MB for 27 G multiply-adds: worth it
     assert plan.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999 + 3000 * 2999))
-    # 1023x1025x1027 is below TMA_MIN_MACS, but unaligned: 1.1 G multiply-adds for 12.6 MB of copies
-    assert plan.tma_path(hopper, 1023, 1025, 1027, 2 * 2 * (1023 * 1027 + 1027 * 1025 + 1023 * 1025))
+    # 1023x1025x1027 is below TMA_MIN_MACS, but unaligned: 1.1 G multiply-adds for 12.6 MB of copies,
+    # worth it in a CUDA graph; an eager call would spend longer launching the copies
+    staged = 2 * 2 * (1023 * 1027 + 1027 * 1025 + 1023 * 1025)
+    assert plan.tma_path(hopper, 1023, 1025, 1027, staged, captured=True)
+    assert not plan.tma_path(hopper, 1023, 1025, 1027, staged)
     assert not plan.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257 + 255 * 257))
     # 77x4099x2049 x @ W.T: the weight copy costs more than the product gains
     assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * 2 * (4099 * 2049 + 77 * 4099))

@@ -3,7 +3,7 @@
 One JSON file, ``$TRITONMM_CACHE_DIR/tuning.json`` (default: ``$XDG_CACHE_HOME/tritonmm``,
 else ``~/.cache/tritonmm``). An entry's key names everything the best config depends on:
 the GPU, the Triton version, dtype, precision, kernel path, operand layout with the fused
-epilogue (bias kind and activation), and the shape bucket (each dimension rounded up to a power of two, so nearby shapes share a tune).
+epilogue (bias kind and activation), and the shape bucket (each dimension rounded up to the next of 2**k and 1.5 * 2**k, so nearby shapes share a tune).
 
 Triton's own autotuning cache (``cache_results=True``) is keyed by the exact shape and
 the kernel's source hash and stores no GPU name, so it cannot share configs across
@@ -25,7 +25,7 @@ from pathlib import Path
 import triton
 from filelock import FileLock, Timeout
 
-from .config_space import TILE_PARAMS, bucket, make_config
+from .config_space import TILE_PARAMS, make_config, tuning_bucket
 
 _FILE = "tuning.json"
 _LOCK_TIMEOUT_S = 30  # a store takes milliseconds; longer means a stuck process: tune on without saving
@@ -52,7 +52,7 @@ def cache_file() -> Path:
 
 def make_key(device: str, dtype, precision: str, path: str, layout: str, M: int, N: int, K: int) -> str:
     return "|".join([device, f"triton-{triton.__version__}", str(dtype).removeprefix("torch."),
-                     precision, path, layout, f"{bucket(M)}x{bucket(N)}x{bucket(K)}"])
+                     precision, path, layout, f"{tuning_bucket(M)}x{tuning_bucket(N)}x{tuning_bucket(K)}"])
 
 
 def _warn(path: Path, kind: str, message: str) -> None:

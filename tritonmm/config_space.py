@@ -120,9 +120,17 @@ def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool
 
 
 def bucket(n: int) -> int:
-    """Shape bucket of one dimension: the next power of two, at least 16. Shapes in one
-    bucket share a tuned config, and blocks are pruned against it."""
+    """The next power of two, at least 16: blocks are pruned against it."""
     return 1 << max(4, (n - 1).bit_length())
+
+
+def tuning_bucket(n: int) -> int:
+    """Shape bucket of one dimension in tuning keys: the next of 2**k and 3 * 2**(k-1), at least
+    16. Shapes in one bucket share a tuned config. Whole octaves put 3072^3 and 4096^3 in one
+    bucket: the config tuned at 3072^3 (128x128, a wave-tail split) ran 4096^3 at 0.90-0.93x
+    cuBLAS against 1.02-1.05 for 128x256 (session 7, runs 1 and 3; sessions 5-6 saw the same)."""
+    p = bucket(n)
+    return p * 3 // 4 if p >= 32 and n <= p * 3 // 4 else p
 
 
 def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):

@@ -90,6 +90,14 @@ CAPTURED_TMA_DIVISOR = 4
 # 1/600e12), about MACs >= 27 * bytes; 40 leaves a margin for the extra launches.
 STAGE_MIN_MACS_PER_BYTE = 40
 
+# Eagerly, a staged product pays three copies, their buffers and the product's launch on the host
+# (109 us a call in session 4; 184 us at 1023x1025x1027 and 269 us at 2047x2049x2051 against 21 and
+# 79 us of device time in graph replay, session 7, run 3): host-bound below the pointer kernel's time
+# on unaligned rows (~110 TFLOP/s: 2047x2049x2051 in ~160 us, where torch.mm takes 165). So eager calls
+# stage only products of at least this many multiply-adds (4095x4097x1531 and 3000x3001x2999 ran
+# 1.78-2.38x torch.mm eagerly staged); inside a CUDA graph, the intensity rule alone decides.
+STAGE_EAGER_MIN_MACS = 2 ** 34
+
 
 def _tma_source(t: torch.Tensor):
     """(matrix whose last dim is contiguous, whether it is t transposed), or None when TMA
@@ -130,8 +138,8 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False) -> bool:
     macs = M * N * K
     if not facts.tma or _few_tiles(facts, M, N):
         return False
-    if staged_bytes:  # unaligned rows: the pointer kernel is slow at every size, so intensity alone decides
-        return macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes
+    if staged_bytes:  # unaligned rows: the pointer kernel is slow at every size, so intensity decides (and host time)
+        return macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes and (captured or macs >= STAGE_EAGER_MIN_MACS)
     return macs >= (TMA_MIN_MACS / CAPTURED_TMA_DIVISOR if captured else TMA_MIN_MACS)
 
 
@@ -507,7 +515,7 @@ class Product:
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
         return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout, self.epilogue,
-                *(config_space.bucket(_hint(n)) for n in (self.M, self.N, self.K)))
+                *(config_space.tuning_bucket(_hint(n)) for n in (self.M, self.N, self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
@@ -623,7 +631,7 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
         return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
     return (facts(a), facts(b), facts(out), facts(bias), facts(scales[0]), facts(scales[1]), out_dtype,
             activation, precision, capturing(a), TMA_MIN_MACS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM,
-            STAGE_MIN_MACS_PER_BYTE, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
+            STAGE_MIN_MACS_PER_BYTE, STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
 
 
 def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
