@@ -9,4 +9,4 @@ for DT in bf16 fp16; do
   TRITONMM_CACHE_DIR=/tmp/tuning-cache-s7r4-$DT timeout 285 python3 -m bench --preset sweep --dtype $DT --rounds 3 \
     --out $OUT/sweep_$DT 2>$OUT/sweep_$DT.err > $OUT/sweep_$DT.log; echo "$DT exit $?"
 done
-for DT in bf16 fp16; do grep -E "^$DT " $OUT/sweep_$DT.log | awk '$7 < 0.9 || $10 < 0.7 {print}' | cut -c1-200; grep -E "over 46" $OUT/sweep_$DT.log; done
+for DT in bf16 fp16; do grep -E "^$DT " $OUT/sweep_$DT.log | awk '$6 < 0.9 || $9 < 0.7 {print}' | cut -c1-200; grep -E "over 46" $OUT/sweep_$DT.log; done
