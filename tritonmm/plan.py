@@ -76,9 +76,9 @@ TMA_MIN_MACS = 2 ** 31
 # Inside CUDA-graph capture no host time is paid when the graph replays, so the TMA kernel's costlier
 # launch (about 12 us more host time a call than the pointer kernel's: 30.0 vs 17.6 us at 64^3,
 # session 5, run 3) does not count, and it takes products from TMA_MIN_MACS / CAPTURED_TMA_DIVISOR.
-# In graph replay (session 6, runs 1-2, bf16, tuned, x cuBLAS; pointer / TMA): 768^3 0.75-0.76 /
-# 0.77-0.79, 1024^3 0.86-0.87 / 0.95, 1280^3 0.75-0.76 / 0.93-0.94. Eager calls there are host-bound
-# (a kernel of 5-15 us), where the cheaper launch wins, so they keep TMA_MIN_MACS.
+# In graph replay, operands rotated past the L2 (session 7, run 5, bf16, tuned, x cuBLAS; pointer /
+# TMA): 1024^3 0.80 / 0.80, 1280^3 0.81 / 0.94 (L2-warm, session 6: 1024^3 0.87 / 0.95). Eager calls
+# there are host-bound (a kernel of 5-15 us), where the cheaper launch wins, so they keep TMA_MIN_MACS.
 CAPTURED_TMA_DIVISOR = 4
 
 # Operands TMA cannot read (rows not 16-byte aligned: a bf16 row of 3001 elements) are copied
@@ -496,7 +496,8 @@ class Product:
                                   self.out.element_size())
 
     def candidates(self) -> list:
-        """The configs tuning times: the family's space, pruned, with split-K variants where they apply."""
+        """The configs tuning times: the family's space, pruned, with wave-tail (TMA, 16-bit) or split-K
+        (pointer) variants where they apply."""
         kept, _ = self.prune(self.space())
         if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
             return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
@@ -567,7 +568,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation, scales)
-        if config is None and launch.tma_when_captured and launch.can_benchmark:
+        if config is None and launch.tma_when_captured and launch.can_benchmark and \
+                validation.autotune_enabled(default=not validation.interpreting()):
             # Captured, this product will take the TMA kernel, where nothing can be tuned: tuned now.
             tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
         cfg = config or tuning.choose_config(launch)
