@@ -367,12 +367,16 @@ class Product:
         if c_bytes:
             self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
         self.a, self.b, self.c = a, b, c
-        (a_src, a_t), (b_src, b_t), (c_src, _) = (_tma_source(t) for t in (a, b, c))
+        (_, a_t), (_, b_t) = _tma_source(a), _tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
-        # Placeholder blocks; fit_descriptors sets each config's tile before launch.
-        descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a_src, b_src, c_src)]
-        self.args = (*descs, self.bias, *self.scales, self.M, self.N, self.K, *self.bias_strides)
+        self.args = self._tma_args(a, b, c, self.bias, *self.scales)
         self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit)
+
+    def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
+        """The TMA kernel's arguments for C = A @ B (C's rows: M). Placeholder descriptor blocks;
+        fit_descriptors sets each config's tile before launch."""
+        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b, c)]
+        return (*descs, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides)
 
     @property
     def staged(self) -> bool:
@@ -396,8 +400,9 @@ class Product:
         wave-tail split's two launches, or one."""
         return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
 
-    def grid(self, meta, split: int = 1):
-        tiles = triton.cdiv(self.M, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
+    def grid(self, meta, split: int = 1, rows=None):
+        """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
+        tiles = triton.cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
         return (min(tiles, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
     def tail_rows(self, cfg: triton.Config) -> int:
@@ -414,11 +419,9 @@ class Product:
 
     def _tma_rows(self, r0: int, r1: int, cfg: triton.Config):
         """The TMA kernel's launch over rows [r0, r1) of the product under cfg, with descriptors of its own."""
-        a, b, c, bias, scale_a, scale_b = row_views(r0, r1, self.a, self.b, self.c, self.bias, *self.scales)
-        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b, c)]
         tile = config_space.kernel_params(cfg)
-        grid = (min(triton.cdiv(r1 - r0, tile["BLOCK_M"]) * triton.cdiv(self.N, tile["BLOCK_N"]), self.facts.num_sms),)
-        return (gemm_tma_kernel, grid, (*descs, bias, scale_a, scale_b, r1 - r0, self.N, self.K, *self.bias_strides),
+        return (gemm_tma_kernel, self.grid(tile, rows=r1 - r0),
+                self._tma_args(*row_views(r0, r1, self.a, self.b, self.c, self.bias, *self.scales)),
                 dict(self.constants, **tile), dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
 
     def steps(self, cfg: triton.Config) -> list:
