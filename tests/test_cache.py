@@ -49,6 +49,13 @@ def test_nearby_shapes_share_a_bucket():
     assert k(65) == k(96) != k(97)  # half-octave buckets
 
 
+def test_a_partial_last_k_step_tunes_apart():
+    """3000x3008x3000 shares 3072^3's buckets but not its best config (config_space.tuning_shape)."""
+    k = lambda m, n, kk: cache.make_key("gpu", torch.bfloat16, "native", "tma", "NN", m, n, kk)  # noqa: E731
+    assert k(3000, 3008, 3000) != k(3072, 3072, 3072) == k(3000, 3008, 2560)
+    assert k(3000, 3008, 3000) == k(3072, 3072, 2999) and k(3072, 3072, 3072).endswith("|3072x3072x3072")
+
+
 def test_round_trip_and_clear():
     assert cache.lookup("k") is None
     cache.store("k", CFG, ms=1.5)

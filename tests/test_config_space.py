@@ -113,3 +113,12 @@ def test_config_lists_round_trip():
         assert cs.from_list(cs.as_list(cfg)).kwargs == cfg.kwargs
     assert cs.from_list([64, 64, 32, 8, 4, 3]).kwargs == cs.make_config(64, 64, 32, 3, 4).kwargs  # before SPLIT_K
     assert cs.from_list([64, 64, 32, 8, 4, 3, 2]).kwargs == cs.make_config(64, 64, 32, 3, 4, SPLIT_K=2).kwargs
+
+
+def test_narrow_tiles_only_where_64x64_tiles_leave_sms_idle():
+    wide = cs.narrow("16bit", 64, 4096, 132)  # 64 tiles of 64x64 for 132 SMs: decode
+    assert wide == cs.narrow_space("16bit") and all(c.kwargs["BLOCK_N"] < 64 for c in wide)
+    assert cs.narrow("16bit", 1024, 4096, 132) == []  # 1024 tiles
+    assert cs.narrow("tf32", 64, 4096, 132) == []  # measured for 16-bit products only
+    for cfg in cs.narrow_space("16bit"):
+        assert cs.smem_bytes(cfg, 2, tma=True) <= H100_SMEM

@@ -44,6 +44,21 @@ def test_opcheck(args, device):
     torch.library.opcheck(getattr(torch.ops.tritonmm, name).default, sample)
 
 
+def test_eager_autograd_runs_the_formulas_as_functions(device):
+    """Eager calls that record a gradient take the autograd Functions, not the operators' dispatch
+    (the library docstring has the host times); gradients of gradients too."""
+    a = torch.randn(7, 13, device=device, requires_grad=True)
+    b = torch.randn(13, 5, device=device, requires_grad=True)
+    w, bias = torch.randn(5, 13, device=device), torch.randn(5, device=device)
+    c = tritonmm.mm(a, b, input_precision="ieee")
+    assert type(c.grad_fn).__name__ == "MMBackward", c.grad_fn
+    y = tritonmm.linear(a.view(1, 7, 13), w, bias, input_precision="ieee")
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "LinearBackward", y.grad_fn.next_functions
+    (ga,) = torch.autograd.grad(c.sum(), a, create_graph=True)
+    assert type(ga.grad_fn).__name__ == "MMBackward"  # dA = dC @ B.T, recorded by the Function: B requires grad
+    assert frob(ga, torch.ones(7, 5, dtype=torch.float64, device=device) @ b.double().T) < 1e-5
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["NN", "TN", "NT"])
 def test_mm_gradients(dtype, layout, device):
@@ -155,6 +170,25 @@ def test_compile_tma_sized_products_run_the_planner(dynamic, device, monkeypatch
     ref.backward()
     assert frob(loss, ref) < 1e-5 and all(frob(p.grad, q.grad) < 1e-5 for p, q in ((x1, x2), (w1, w2), (b1, b2)))
     assert False in ran  # at least one product ran on real tensors, from inside the compiled graph
+
+
+def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
+    """A product of few tiles over a long K, which the planner may split over K (two launches), reaches
+    the compiled graph as the opaque operator too; a small one is traced through to the kernel (in
+    the interpreter every operator is opaque: there, only the rule and the results are checked)."""
+    from tritonmm import plan
+    facts = plan.device.facts(torch.device(device))
+    ran = []
+    real = plan.product
+    monkeypatch.setattr(plan, "product", lambda a, b, **kw: ran.append(plan.validation.traced(a)) or real(a, b, **kw))
+    for M, K, opaque in ((16, 4096, True), (16, 40, False)):
+        torch._dynamo.reset()
+        ran.clear()
+        x, w = torch.randn(M, K, device=device), torch.randn(24, K, device=device)
+        assert plan._few_tiles(facts, M, 24) and plan._runs_opaque(x, w.T) == opaque
+        fn = torch.compile(lambda x, w: tritonmm.linear(x, w, input_precision="ieee"), backend=BACKEND, fullgraph=True)
+        assert frob(fn(x, w), x.double() @ w.double().T) < 1e-5
+        assert False in ran if opaque or plan.validation.interpreting() else False not in ran, (M, K, ran)
 
 
 def test_compile_linear_training_step(device):

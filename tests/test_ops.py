@@ -6,6 +6,7 @@ import torch
 from conftest import HAS_GPU, rel_err
 
 import tritonmm
+from tritonmm import config_space
 from tritonmm.plan import Product, resolve_precision, torch_uses_tf32
 from tritonmm.tune import operands
 
@@ -92,6 +93,7 @@ def test_out_strided_view(device):
     dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16),
     dict(BLOCK_M=32, BLOCK_N=64, BLOCK_K=32, GROUP_M=4, num_warps=4, num_stages=2),
     dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=64, num_warps=2, num_stages=1),
+    dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=256, num_warps=4, num_stages=4),  # the 16-bit narrow tile
 ])
 @pytest.mark.parametrize("shape", [(70, 50, 90), (64, 96, 128)], ids=["odd", "aligned"])
 def test_pinned_configs(config, shape, device, path):
@@ -189,11 +191,13 @@ def test_gpu_fp32_precisions(prec):
 
 @pytest.mark.gpu
 def test_gpu_every_config_of_the_space_is_correct(path):
-    """Each config the tuner may pick computes the right answer (one compile each)."""
+    """Each config the tuner may pick (the narrow tiles too) computes the right answer (one compile each)."""
     # tf32x3 on the TMA path splits its operands first and tunes over a space of its own
     for dtype, prec in [(torch.bfloat16, None), (torch.float32, "tf32"), (torch.float32, "ieee"),
                         (torch.float32, "tf32x3")]:
-        for cfg in tritonmm.configs(dtype, prec or "tf32", split_operands=path == "tma"):
+        family = config_space.family(dtype, prec or "tf32", path == "tma")
+        for cfg in tritonmm.configs(dtype, prec or "tf32", split_operands=path == "tma") + \
+                config_space.narrow_space(family):
             a, b = operands(300, 520, 700, dtype, "NN", "cuda")
             try:
                 out = run(a, b, config=cfg, input_precision=prec)

@@ -96,6 +96,15 @@ def test_heuristic_and_tuner_know_split_k(device, pointer):
     assert rel_err(tritonmm.matmul(a, b), a, b) < 2e-3  # the heuristic's split-K config
 
 
+def test_tuner_offers_narrow_tiles_to_products_of_few_tiles(device):
+    narrow = config_space.narrow_space("16bit")
+    sms = devices.facts(torch.device(device)).num_sms
+    for tiles, offered in ((sms - 1, True), (sms, False)):  # 64x64 tiles of C: one SM idle, or none
+        a, b = operands(64, 64 * tiles, 256, torch.bfloat16, "NT", device)
+        launch = Product(a, b, torch.empty(64, 64 * tiles, dtype=torch.bfloat16, device=device), "native")
+        assert all((c in launch.candidates()) == offered for c in narrow), tiles
+
+
 def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch, tmp_path):
     """Graph-timed, split-K's second launch is free; an eager call pays its host time. A split
     config faster on the device by less than that loses to one launch; one faster by more wins;

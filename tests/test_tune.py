@@ -47,7 +47,7 @@ def test_tune_then_a_new_process_benchmarks_nothing(tmp_path, monkeypatch, devic
 
     calls, err = child(SHAPE, tmp_path / "warm", device)
     assert calls == 0 and err < 1e-5
-    calls, err = child((120, 100, 60), tmp_path / "warm", device)  # same bucket, same kernel path
+    calls, err = child((120, 100, 64), tmp_path / "warm", device)  # same buckets, same kernel path
     assert calls == 0 and err < 1e-5
     calls, err = child(SHAPE, tmp_path / "cold", device)  # the control: an empty cache tunes
     assert calls > 0 and err < 1e-5

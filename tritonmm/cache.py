@@ -25,7 +25,7 @@ from pathlib import Path
 import triton
 from filelock import FileLock, Timeout
 
-from .config_space import TILE_PARAMS, make_config, tuning_bucket
+from .config_space import TILE_PARAMS, make_config, tuning_shape
 
 _FILE = "tuning.json"
 _LOCK_TIMEOUT_S = 30  # a store takes milliseconds; longer means a stuck process: tune on without saving
@@ -51,8 +51,9 @@ def cache_file() -> Path:
 
 
 def make_key(device: str, dtype, precision: str, path: str, layout: str, M: int, N: int, K: int) -> str:
+    bm, bn, bk, ragged = tuning_shape(M, N, K)
     return "|".join([device, f"triton-{triton.__version__}", str(dtype).removeprefix("torch."),
-                     precision, path, layout, f"{tuning_bucket(M)}x{tuning_bucket(N)}x{tuning_bucket(K)}"])
+                     precision, path, layout, f"{bm}x{bn}x{bk}" + ("+ragged-k" if ragged else "")])
 
 
 def _warn(path: Path, kind: str, message: str) -> None:

@@ -60,6 +60,16 @@ _SPACES = {
 }
 
 
+# Narrow tiles, offered only where 64x64 tiles leave SMs idle (narrow()): decode products stream the
+# weight through more programs without split-K's second pass. Session 8, run 1 (bf16, x @ W.T, graph
+# replay, weights rotated past the L2, notes/experiments/thin_products.py): 64x32x256 with 4 stages
+# and 4 warps ran 64x4096x14336 at 1.00x cuBLAS and 64x4096x4096 at 0.98, where the tuner's pick,
+# 64x64x128, ran 0.89 and 0.90 (its split-K 2 variant 0.98 and 0.90).
+_NARROW = {
+    "16bit": [(64, 32, 256, 4, 4)],
+}
+
+
 def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:
     """The config space a (dtype, precision) pair tunes over; ``split_operands``: tf32x3 on
     operands split into TF32 parts before the kernel (the TMA path's)."""
@@ -70,6 +80,16 @@ def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> 
     if precision == "tf32x3" and split_operands:
         return "tf32x3-split"
     return precision  # float32: "tf32", "tf32x3" or "ieee"
+
+
+def narrow_space(family_name: str) -> list:
+    """The family's narrow tiles (none for most families)."""
+    return [make_config(*t) for t in _NARROW.get(family_name, ())]
+
+
+def narrow(family_name: str, M, N, num_sms) -> list:
+    """The family's narrow tiles where 64x64 tiles would leave some of num_sms SMs idle, else none."""
+    return narrow_space(family_name) if triton.cdiv(M, 64) * triton.cdiv(N, 64) < num_sms else []
 
 
 def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
@@ -131,6 +151,15 @@ def tuning_bucket(n: int) -> int:
     cuBLAS against 1.02-1.05 for 128x256 (session 7, runs 1 and 3; sessions 5-6 saw the same)."""
     p = bucket(n)
     return p * 3 // 4 if p >= 32 and n <= p * 3 // 4 else p
+
+
+def tuning_shape(M: int, N: int, K: int) -> tuple:
+    """A product's shape as tuning keys hold it: each dimension's tuning_bucket, and whether K leaves
+    a partial last step of 64 (the spaces' common BLOCK_K), which keys apart the shapes that do.
+    A config tuned at 3072^3 is not one for 3000x3008x3000: its 128x128 tiles ran that 23% slower
+    than 3072^3 (other tiles not; session 7, run 1), and the bf16 sweep of session 8 (run 5), where
+    3072^3 tuned to them first, ran 3000x3008x3000 at 0.73x cuBLAS (0.87-0.88 on its own tuning)."""
+    return tuning_bucket(M), tuning_bucket(N), tuning_bucket(K), K % 64 != 0
 
 
 def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):

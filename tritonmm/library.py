@@ -2,8 +2,9 @@
 
 Three operators, each ``torch.library.triton_op`` over plan.product, so torch.compile traces
 through them to the Triton kernels (``wrap_triton``) with no graph break, and their fake
-implementation comes from the same code run on fake tensors (a fourth, eager_product, is the
-opaque way into a graph for products that take the TMA kernel: plan.product says why):
+implementation comes from the same code run on fake tensors (two more, eager_product and
+scaled_mm, are opaque ways into a graph, for products that take the TMA kernel or split K and
+for FP8 products: plan.product says why):
 
     tritonmm::mm(a, b, precision, config)                          a (M, K) @ b (K, N)
     tritonmm::bmm(a, b, precision, config)                         (Z, M, K) @ (Z, K, N)
@@ -11,9 +12,13 @@ opaque way into a graph for products that take the TMA kernel: plan.product says
 
 ``precision`` is resolved by the caller (ops.py), so a compiled graph keeps the one it was
 traced with; ``config`` is a pinned tile as a list of ints (config_space.as_list) or None.
-Each has an autograd formula through the same operators, the gradients of a product read
-as transposed views (no copies). ops.py calls these only when compiling or when autograd
-needs them; plain eager calls go to plan.product directly and pay no dispatch.
+Each has an autograd formula, the gradients of a product read as transposed views (no copies).
+The same functions and formulas also make a torch.autograd.Function per operator (``apply``): eager
+calls that record a gradient take it, since the operator's dispatch and its Python autograd wrapper
+cost more host time (session 8, run 3, H100 host, 64^3 bf16: forward + backward 263 us a call by the
+Function, 352 by the operator, 126 for torch.mm; the operator's forward alone 72 us, the planner's
+33). Graphs (torch.compile, fake tensors) get the operators. Plain eager calls go to plan.product
+directly (ops.py).
 """
 from typing import Optional, Sequence
 
@@ -39,49 +44,71 @@ def _pinned(config):
     return None if config is None else config_space.from_list(config)
 
 
-@_register("tritonmm::mm")
-def mm(a: torch.Tensor, b: torch.Tensor, precision: str, config: Optional[Sequence[int]] = None) -> torch.Tensor:
+def _product(a: torch.Tensor, b: torch.Tensor, precision: str, config: Optional[Sequence[int]] = None) -> torch.Tensor:
     return plan.product(a, b, precision=precision, config=_pinned(config))
 
 
-@_register("tritonmm::bmm")
-def bmm(a: torch.Tensor, b: torch.Tensor, precision: str, config: Optional[Sequence[int]] = None) -> torch.Tensor:
-    return plan.product(a, b, precision=precision, config=_pinned(config))
-
-
-@_register("tritonmm::linear")
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], activation: str, precision: str,
-           config: Optional[Sequence[int]] = None) -> torch.Tensor:
+def _linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], activation: str, precision: str,
+            config: Optional[Sequence[int]] = None) -> torch.Tensor:
     return plan.product(x, weight.T, bias=bias, activation=activation, precision=precision,
                         config=_pinned(config))
 
 
-@torch.library.custom_op("tritonmm::eager_product", mutates_args=())
-def eager_product(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], activation: str, precision: str,
-                  config: Optional[Sequence[int]] = None) -> torch.Tensor:
+mm = _register("tritonmm::mm")(_product)
+bmm = _register("tritonmm::bmm")(_product)
+linear = _register("tritonmm::linear")(_linear)
+
+
+# The opaque operators: defined on the dispatcher directly rather than by custom_op, whose Python
+# wrappers around the function (autograd, the aliasing check, a dynamo-disabling context) cost more
+# than the product's own launch; a compiled graph pays that on every call (session 8, run 2: 66 us a
+# call through custom_op against 31 for the planner alone, 64^3 bf16, H100 host). Neither records a
+# gradient: they run inside the other operators' traced forward and backward graphs.
+_LIB = torch.library.Library("tritonmm", "FRAGMENT")
+
+
+def _opaque(schema: str, fake):
+    """Defines tritonmm::<schema> with the decorated function as its CUDA and CPU kernel, ``fake``
+    as its fake implementation."""
+    def define(fn):
+        name = schema.split("(", 1)[0]
+        _LIB.define(schema, tags=(torch.Tag.pt2_compliant_tag,))
+        for key in ("CUDA", "CPU"):
+            _LIB.impl(name, fn, key)
+        torch.library.register_fake(f"tritonmm::{name}", fake, lib=_LIB)
+        return getattr(torch.ops.tritonmm, name)
+    return define
+
+
+@_opaque("eager_product(Tensor a, Tensor b, Tensor? bias, str activation, str precision, int[]? config=None) -> Tensor",
+         fake=lambda a, b, bias, activation, precision, config=None: a.new_empty((a.shape[0], b.shape[1])))
+def eager_product(a, b, bias, activation, precision, config=None):
     """plan.product, run when a compiled graph runs rather than traced into it: the graph's
     path for products that take the TMA kernel (plan.product says why). Opaque to inductor,
     so it keeps tritonmm's own path choice, tuned configs and launch cache."""
     return plan.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 
 
-@eager_product.register_fake
-def _(a, b, bias, activation, precision, config=None):
-    return a.new_empty((a.shape[0], b.shape[1]))
-
-
-@torch.library.custom_op("tritonmm::scaled_mm", mutates_args=())
-def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
-              bias: Optional[torch.Tensor], out_dtype: torch.dtype) -> torch.Tensor:
+@_opaque("scaled_mm(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, ScalarType out_dtype) -> Tensor",
+         fake=lambda a, b, scale_a, scale_b, bias, out_dtype: a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype))
+def scaled_mm(a, b, scale_a, scale_b, bias, out_dtype):
     """ops.scaled_mm inside a compiled graph: opaque, run by the planner when the graph runs (FP8
     products take the TMA kernel, which does not trace; plan.product says why). No gradient:
     FP8 products are for inference, as torch._scaled_mm's."""
     return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
 
 
-@scaled_mm.register_fake
-def _(a, b, scale_a, scale_b, bias, out_dtype):
-    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
+def _in_graph(t: torch.Tensor) -> bool:
+    """Compiling or tracing (fake tensors): the operators, which graphs can record."""
+    return torch.compiler.is_compiling() or validation.traced(t)
+
+
+def _gradient_product(a, b, precision):
+    """a @ b inside a gradient formula: the operator in a graph, the differentiable Function where
+    this product records a gradient itself (create_graph), the planner directly otherwise."""
+    if _in_graph(a) or torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+        return apply("mm" if a.dim() == 2 else "bmm", a, b, precision, None)
+    return plan.product(a, b, precision=precision)
 
 
 def _setup_product(ctx, inputs, output):
@@ -93,9 +120,8 @@ def _setup_product(ctx, inputs, output):
 def _mm_backward(ctx, grad):
     # dA = dC @ B.T and dB = A.T @ dC, through tritonmm on transposed views.
     a, b = ctx.saved_tensors
-    op = torch.ops.tritonmm.mm if a.dim() == 2 else torch.ops.tritonmm.bmm
-    da = op(grad, b.mT, ctx.precision) if ctx.needs_input_grad[0] else None
-    db = op(a.mT, grad, ctx.precision) if ctx.needs_input_grad[1] else None
+    da = _gradient_product(grad, b.mT, ctx.precision) if ctx.needs_input_grad[0] else None
+    db = _gradient_product(a.mT, grad, ctx.precision) if ctx.needs_input_grad[1] else None
     return da, db, None, None
 
 
@@ -118,10 +144,10 @@ def _linear_backward(ctx, grad):
     if ctx.activation != "none":
         # The pre-activation is recomputed here. ops.linear avoids this cost under autograd by
         # running the product unfused and the activation in torch, which saves it instead.
-        z = torch.ops.tritonmm.linear(x, weight, bias, "none", ctx.precision)
+        z = apply("linear", x, weight, bias, "none", ctx.precision, None)
         grad = _ACTIVATION_BACKWARD[ctx.activation](grad, z)
-    dx = torch.ops.tritonmm.mm(grad, weight, ctx.precision) if ctx.needs_input_grad[0] else None
-    dw = torch.ops.tritonmm.mm(grad.T, x, ctx.precision) if ctx.needs_input_grad[1] else None
+    dx = _gradient_product(grad, weight, ctx.precision) if ctx.needs_input_grad[0] else None
+    dw = _gradient_product(grad.T, x, ctx.precision) if ctx.needs_input_grad[1] else None
     db = grad.sum(0, dtype=torch.float32).to(bias.dtype) if bias is not None and ctx.needs_input_grad[2] else None
     return dx, dw, db, None, None, None
 
@@ -129,3 +155,30 @@ def _linear_backward(ctx, grad):
 mm.register_autograd(_mm_backward, setup_context=_setup_product)
 bmm.register_autograd(_mm_backward, setup_context=_setup_product)
 linear.register_autograd(_linear_backward, setup_context=_setup_linear)
+
+
+def _function(name, impl, setup_context, backward):
+    """The operator's function and gradient formula as a torch.autograd.Function (eager calls). Its
+    forward takes ctx and sets it up itself: with a separate setup_context, Function.apply binds
+    default arguments through inspect.signature on every call (torch 2.11: a fifth of a 64^3
+    forward + backward's host time under cProfile, session 8, run 3)."""
+    def forward(ctx, *args):
+        out = impl(*args)
+        setup_context(ctx, args, out)
+        return out
+    return type(name, (torch.autograd.Function,), dict(forward=staticmethod(forward), backward=staticmethod(backward)))
+
+
+_FUNCTIONS = {
+    "mm": _function("MM", _product, _setup_product, _mm_backward),
+    "bmm": _function("BMM", _product, _setup_product, _mm_backward),
+    "linear": _function("Linear", _linear, _setup_linear, _linear_backward),
+}
+
+
+def apply(name: str, *args) -> torch.Tensor:
+    """Operator ``name`` ("mm", "bmm" or "linear") on args, in its schema's order: the registered
+    operator in a graph (compiling, fake tensors), its autograd.Function eagerly (module docstring)."""
+    if _in_graph(args[0]):
+        return getattr(torch.ops.tritonmm, name)(*args)
+    return _FUNCTIONS[name].apply(*args)

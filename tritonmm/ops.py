@@ -2,17 +2,18 @@
 
 Each function checks its arguments, resolves the float32 precision as torch would, and then
 either calls plan.product directly (plain eager calls: no dispatcher cost) or, when
-torch.compile is tracing or autograd needs a graph, the torch.library operators of
-library.py, which carry the fake implementations and the gradient formulas. An eager call
-whose every checked fact (types, shapes, strides, dtypes, devices, alignment, epilogue,
-precision) equals an earlier call's is launched before the checks, from plan's launch cache:
-the checks are a function of those facts, and that earlier call passed them.
+torch.compile is tracing or autograd records a gradient, library.apply: the torch.library
+operators, which carry the fake implementations and the gradient formulas, in graphs, and the
+same formulas as autograd Functions eagerly. An eager call whose every checked fact (types,
+shapes, strides, dtypes, devices, alignment, epilogue, precision) equals an earlier call's is
+launched before the checks, from plan's launch cache: the checks are a function of those facts,
+and that earlier call passed them.
 """
 import math
 
 import torch
 
-from . import config_space, library, plan, validation  # noqa: F401  (library registers the operators)
+from . import config_space, library, plan, validation
 
 
 def _records_grad(*tensors) -> bool:
@@ -83,14 +84,14 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
 
 def _mm(a, b, precision, pinned, out=None):
     if _needs_op(a, b):
-        c = torch.ops.tritonmm.mm(a, b, precision, _as_list(pinned))
+        c = library.apply("mm", a, b, precision, _as_list(pinned))
         return c if out is None else out.copy_(c)
     return plan.product(a, b, precision=precision, out=out, config=pinned)
 
 
 def _bmm(a, b, precision, pinned):
     if _needs_op(a, b):
-        return torch.ops.tritonmm.bmm(a, b, precision, _as_list(pinned))
+        return library.apply("bmm", a, b, precision, _as_list(pinned))
     return plan.product(a, b, precision=precision, config=pinned)
 
 
@@ -153,7 +154,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
     if _needs_op(x, weight, bias):
         fused = "none" if _records_grad(x, weight, bias) else activation
-        y = torch.ops.tritonmm.linear(x2, weight, bias, fused, precision, _as_list(pinned))
+        y = library.apply("linear", x2, weight, bias, fused, precision, _as_list(pinned))
         if fused != activation:
             y = plan.epilogue_reference(y, None, activation)
     else:

@@ -10,9 +10,9 @@ a cache (relaunch, _relaunch). Checks live in validation.py, tile spaces in conf
 
 Under torch.compile the same code is traced with fake tensors (library.py registers it
 through ``torch.library.triton_op``): nothing is benchmarked, pointer-kernel launches go
-through ``wrap_triton``, and a product that would take the TMA kernel is left to run when the
-graph runs, through the opaque operator tritonmm::eager_product (host-side descriptors do not
-trace in torch 2.11-2.14). Callers check arguments first (validation.py, override.py).
+through ``wrap_triton``, and a product that would take the TMA kernel or split K is left to run
+when the graph runs, through the opaque operator tritonmm::eager_product (host-side descriptors
+do not trace in torch 2.11-2.14; a traced product keeps one launch). Callers check arguments first (validation.py, override.py).
 """
 from typing import NamedTuple
 
@@ -499,9 +499,12 @@ class Product:
                                   self.out.element_size())
 
     def candidates(self) -> list:
-        """The configs tuning times: the family's space, pruned, with wave-tail (TMA, 16-bit) or split-K
-        (pointer) variants where they apply."""
+        """The configs tuning times: the family's space (and its narrow tiles for products of few
+        tiles), pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants where they apply."""
         kept, _ = self.prune(self.space())
+        # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
+        kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
+                                               _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
         if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
             return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
         if not self.can_split:
@@ -519,7 +522,7 @@ class Product:
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
         return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout, self.epilogue,
-                *(config_space.tuning_bucket(_hint(n)) for n in (self.M, self.N, self.K)))
+                *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
@@ -550,11 +553,13 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch
     (a batch stride of 0 broadcasts an operand). FP8 operands come with ``scales`` (scale_a,
     scale_b) applied to the fp32 accumulator. Arguments are assumed checked (validation.py)."""
-    if out is None and validation.traced(a) and scales == (None, None) and _tma_when_run(a, b):
-        # torch.compile is tracing a product that runs on the TMA kernel. Its host-side tensor
-        # descriptors do not trace through triton_op in torch 2.11-2.14 (the compiled graph lost
-        # the launch), and the pointer kernel runs such products at 0.4x (notes/NOTES.md, run 15):
-        # the graph calls the planner itself when it runs, through an operator it cannot see into.
+    if out is None and validation.traced(a) and scales == (None, None) and _runs_opaque(a, b):
+        # torch.compile is tracing a product that runs on the TMA kernel, or may split K. The TMA
+        # kernel's host-side tensor descriptors do not trace through triton_op in torch 2.11-2.14
+        # (the compiled graph lost the launch), and the pointer kernel runs such products at 0.4x
+        # (notes/NOTES.md, run 15); a traced product keeps one launch, so split-K's decode products
+        # ran unsplit (session 8: the compiled block at M = 16 at 0.92x eager). The graph calls the
+        # planner itself when it runs, through an operator it cannot see into.
         return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision,
                                                 None if config is None else config_space.as_list(config))
     key = None
@@ -598,11 +603,13 @@ def _remember(cache: dict, key, entry) -> None:
     cache[key] = entry
 
 
-def _tma_when_run(a, b) -> bool:
-    """Whether product(a, b) on real tensors like these would take the TMA path (tma_path), read
-    from strides and storage offsets, which fake tensors have; sizes as their example values
-    under dynamic shapes (the choice only moves speed). C is a new (M, N) tensor, staged when
-    its rows are not 16-byte aligned."""
+def _runs_opaque(a, b) -> bool:
+    """Whether a traced product goes into the graph as the opaque eager_product, to be planned when
+    the graph runs: where product(a, b) on real tensors like these would take the TMA path
+    (tma_path), or could split K over few tiles (split_for; split-K's second launch and workspace
+    are the planner's). Read from strides and storage offsets, which fake tensors have; sizes as
+    their example values under dynamic shapes (the choice only moves speed). C is a new (M, N)
+    tensor, staged when its rows are not 16-byte aligned."""
     def staged_bytes(t):
         size = t.element_size()
         row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
@@ -611,8 +618,11 @@ def _tma_when_run(a, b) -> bool:
     if a.dim() != 2:
         return False
     M, K, N = _hint(a.shape[0]), _hint(a.shape[1]), _hint(b.shape[1])
+    facts = device.facts(a.device)
+    if _few_tiles(facts, M, N):
+        return config_space.split_for(triton.cdiv(M, 64) * triton.cdiv(N, 64), triton.cdiv(K, 64), facts.num_sms) > 1
     c_bytes = 0 if N * a.element_size() % 16 == 0 else 2 * M * N * a.element_size()
-    return tma_path(device.facts(a.device), M, N, K, staged_bytes(a) + staged_bytes(b) + c_bytes)
+    return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b) + c_bytes)
 
 
 class _Relaunch(NamedTuple):
