@@ -61,9 +61,10 @@ linear = _register("tritonmm::linear")(_linear)
 
 # The opaque operators: defined on the dispatcher directly rather than by custom_op, whose Python
 # wrappers around the function (autograd, the aliasing check, a dynamo-disabling context) cost more
-# than the product's own launch; a compiled graph pays that on every call (session 8, run 2: 66 us a
-# call through custom_op against 31 for the planner alone, 64^3 bf16, H100 host). Neither records a
-# gradient: they run inside the other operators' traced forward and backward graphs.
+# than the product's own launch; a compiled graph pays that on every call (session 8, 64^3 bf16, H100
+# host: 66 us a call through custom_op against 31 for the planner alone in run 2; 43 against 33 so
+# defined, run 3). Neither records a gradient: they run inside the other operators' traced forward
+# and backward graphs.
 _LIB = torch.library.Library("tritonmm", "FRAGMENT")
 
 
@@ -84,7 +85,7 @@ def _opaque(schema: str, fake):
          fake=lambda a, b, bias, activation, precision, config=None: a.new_empty((a.shape[0], b.shape[1])))
 def eager_product(a, b, bias, activation, precision, config=None):
     """plan.product, run when a compiled graph runs rather than traced into it: the graph's
-    path for products that take the TMA kernel (plan.product says why). Opaque to inductor,
+    path for products that take the TMA kernel or split K (plan.product says why). Opaque to inductor,
     so it keeps tritonmm's own path choice, tuned configs and launch cache."""
     return plan.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 

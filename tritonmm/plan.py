@@ -12,7 +12,8 @@ Under torch.compile the same code is traced with fake tensors (library.py regist
 through ``torch.library.triton_op``): nothing is benchmarked, pointer-kernel launches go
 through ``wrap_triton``, and a product that would take the TMA kernel or split K is left to run
 when the graph runs, through the opaque operator tritonmm::eager_product (host-side descriptors
-do not trace in torch 2.11-2.14; a traced product keeps one launch). Callers check arguments first (validation.py, override.py).
+do not trace in torch 2.11-2.14; a traced product keeps one launch). Callers check arguments
+first (validation.py, override.py).
 """
 from typing import NamedTuple
 
@@ -558,8 +559,9 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         # kernel's host-side tensor descriptors do not trace through triton_op in torch 2.11-2.14
         # (the compiled graph lost the launch), and the pointer kernel runs such products at 0.4x
         # (notes/NOTES.md, run 15); a traced product keeps one launch, so split-K's decode products
-        # ran unsplit (session 8: the compiled block at M = 16 at 0.92x eager). The graph calls the
-        # planner itself when it runs, through an operator it cannot see into.
+        # ran unsplit (session 8, run 6, the compile suite's block at M = 16: the same device time,
+        # and 151 us a call of host time against 205 traced). The graph calls the planner itself
+        # when it runs, through an operator it cannot see into.
         return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision,
                                                 None if config is None else config_space.as_list(config))
     key = None
