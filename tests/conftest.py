@@ -47,8 +47,9 @@ def path(request, monkeypatch):
     import importlib
     module = importlib.import_module("tritonmm.plan")
     monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
-    if request.param == "tma":  # and no product counts as too few tiles for it, nor too small to split (tf32x3)
+    if request.param == "tma":  # and no product counts as too few tiles or rows for it, nor too small to split (tf32x3)
         monkeypatch.setattr(module, "FEW_TILES_PER_SM", 0)
+        monkeypatch.setattr(module, "TMA_MIN_ROWS", 0)
         monkeypatch.setattr(module, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
     else:  # nor worth staging for it
         monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
@@ -61,7 +62,7 @@ def every_product_on_tma(monkeypatch) -> None:
     cannot read and splitting tf32x3's operands (where the device has TMA: plan.tma_path)."""
     import importlib
     module = importlib.import_module("tritonmm.plan")
-    for name in ("TMA_MIN_MACS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE", "STAGE_EAGER_MIN_MACS",
+    for name in ("TMA_MIN_MACS", "TMA_MIN_ROWS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE", "STAGE_EAGER_MIN_MACS",
                  "TF32X3_SPLIT_MIN_MACS_PER_BYTE"):
         monkeypatch.setattr(module, name, 0)
 

@@ -5,7 +5,8 @@
 
 The Triton counterpart of cuda_reference/sanitize.py (a script, not a test module: pytest does
 not collect it). Covers the pointer and the TMA kernel (TMA_MIN_MACS lowered to 0, so small
-products take it on Hopper, unaligned ones through staged copies), split-K's two passes, every dtype and float32 precision in every layout (TF32
+products take it on Hopper, unaligned ones through staged copies), split-K's two passes, the
+one-row kernel, every dtype and float32 precision in every layout (TF32
 stages non-K-major operands through the transpose kernel first), batched products with a
 broadcast operand, and every bias kind with every activation. Shapes are small (the tools
 slow kernels down a hundredfold) but have partial tiles in M, N and K, rows that are not
@@ -70,6 +71,7 @@ def main() -> int:
     # The pointer path, then TMA for every product, unaligned ones through staged copies.
     for tma_min_macs in (float("inf"), 0):
         plan.TMA_MIN_MACS = tma_min_macs
+        plan.TMA_MIN_ROWS = 0 if tma_min_macs == 0 else 2
         plan.FEW_TILES_PER_SM = 0 if tma_min_macs == 0 else 1
         plan.STAGE_MIN_MACS_PER_BYTE = 0 if tma_min_macs == 0 else float("inf")
         plan.STAGE_EAGER_MIN_MACS = 0
@@ -117,6 +119,21 @@ def main() -> int:
             paths["pointer split-K"] += 1
             ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
             check(f"split-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
+    for dtype, precision, bound in PRECISIONS:  # the one-row kernel: one row, three rows pinned, batched
+        for M, N, K in ((1, 67, 45), (1, 1, 1), (3, 130, 257)):
+            for layout in ("NN", "NT", "TN", "TT"):
+                a, b = operands(M, N, K, dtype, layout, "cuda")
+                bias = torch.randn(N, device="cuda").to(dtype)
+                out = plan.product(a, b, bias=bias, activation="gelu", out=nan_like((M, N), dtype),
+                                   precision=plan.resolve_precision(dtype, precision),
+                                   config=plan.config_space.make_config(1, 8, 32, 1, 4))
+                paths["one-row"] += 1
+                ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "gelu")
+                check(f"one-row {dtype} {precision} {layout} {M}x{N}x{K}", out, ref, bound)
+        a, b = torch.randn(3, 1, 45, device="cuda").to(dtype), torch.randn(1, 45, 67, device="cuda").to(dtype)
+        out = tritonmm.matmul(a, b, config=dict(BLOCK_M=1, BLOCK_N=16, BLOCK_K=16), input_precision=precision)
+        paths["one-row"] += 1
+        check(f"one-row batched {dtype} {precision}", out, a.double() @ b.double(), bound)
     for dtype, precision, bound in PRECISIONS:  # batched products run on the pointer kernel only
         for a_batch, b_batch in BATCHES:
             a = torch.randn(*a_batch, 33, 31, device="cuda").to(dtype)

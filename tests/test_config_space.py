@@ -122,3 +122,18 @@ def test_narrow_tiles_only_where_64x64_tiles_leave_sms_idle():
     assert cs.narrow("tf32", 64, 4096, 132) == []  # measured for 16-bit products only
     for cfg in cs.narrow_space("16bit"):
         assert cs.smem_bytes(cfg, 2, tma=True) <= H100_SMEM
+
+
+def test_one_row_products_tune_apart_and_take_the_one_row_kernel():
+    """M = 1 keys apart from 2-16 rows (the one-row kernel would run 16 rows 16 times over); the
+    heuristic gives one row its kernel where the programs cover every SM and B runs along K."""
+    assert cs.tuning_shape(1, 4096, 4096)[0] == 1 and cs.tuning_shape(2, 4096, 4096)[0] == 16
+    first = cs.gemv_space()[0]
+    assert cs.is_gemv(first) and not any(cs.is_gemv(c) for fam in ("16bit", "tf32", "fp8") for c in cs.space(fam))
+    wide = 132 * first.kwargs["BLOCK_N"]
+    assert cs.one_row(1, wide, 1, 132, True) == first
+    assert cs.one_row(1, wide - first.kwargs["BLOCK_N"], 1, 132, True) is None  # one SM without a program
+    assert cs.one_row(1, wide // 4, 4, 132, True) == first  # a batch of four covers them
+    assert cs.one_row(2, wide, 1, 132, True) is None and cs.one_row(1, wide, 1, 132, False) is None
+    for cfg in cs.gemv_space():
+        assert cs.smem_bytes(cfg, 4, tma=False) <= H100_SMEM

@@ -105,6 +105,42 @@ def test_pinned_configs(config, shape, device, path):
     assert rel_err(run(a, b, config=as_triton), a, b) < BOUND[torch.float16]
 
 
+# One row of A (decode), three rows pinned to the one-row kernel, a single element; K of 45 and 129
+# leaves a partial last chunk for every BLOCK_K.
+ONE_ROW = [(1, 67, 45), (1, 1, 1), (3, 50, 129)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+def test_one_row_kernel(layout, dtype, device, path):
+    """The one-row kernel (configs of BLOCK_M = 1, kernels/gemv.py) against float64: its space's first
+    config, and one column a program on one warp."""
+    for shape in ONE_ROW:
+        a, b = operands(*shape, dtype, layout, device)
+        for cfg in (config_space.gemv_space()[0], config_space.make_config(1, 1, 16, 1, 1)):
+            assert rel_err(run(a, b, config=cfg), a, b) < BOUND[dtype], (shape, cfg.kwargs)
+
+
+def test_one_row_kernel_batched(device):
+    """A batch of one-row products in one launch, one operand broadcast (batch stride 0)."""
+    a, b = torch.randn(3, 1, 45, device=device).half(), torch.randn(1, 45, 67, device=device).half()
+    out = tritonmm.matmul(a, b, config=config_space.make_config(1, 16, 16, 1, 4))
+    ref = a.double() @ b.double()
+    assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_one_row_linear_fuses_bias_and_activation(activation, device):
+    """A decode step of a linear layer: one row of x, the heuristic's one-row kernel, bias and
+    activation in its epilogue, into a NaN-filled buffer."""
+    sms = tritonmm.device.facts(torch.device(device)).num_sms
+    x, w, bias = (torch.randn(*s, device=device).half() for s in ((1, 200), (8 * sms + 3, 200), (8 * sms + 3,)))
+    assert config_space.is_gemv(tritonmm.plan.chosen(x, w.T, "native", bias, activation)[0])
+    y = tritonmm.linear(x, w, bias, activation)
+    ref = tritonmm.plan.epilogue_reference(x.double() @ w.double().T, bias.double(), activation)
+    assert ((y.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
+
+
 def test_zero_sized(device):
     for dtype in DTYPES:
         a, b = torch.randn(0, 5, device=device).to(dtype), torch.randn(5, 3, device=device).to(dtype)
@@ -191,13 +227,14 @@ def test_gpu_fp32_precisions(prec):
 
 @pytest.mark.gpu
 def test_gpu_every_config_of_the_space_is_correct(path):
-    """Each config the tuner may pick (the narrow tiles too) computes the right answer (one compile each)."""
+    """Each config the tuner may pick (the narrow tiles and the one-row kernel's too) computes the right
+    answer (one compile each)."""
     # tf32x3 on the TMA path splits its operands first and tunes over a space of its own
     for dtype, prec in [(torch.bfloat16, None), (torch.float32, "tf32"), (torch.float32, "ieee"),
                         (torch.float32, "tf32x3")]:
         family = config_space.family(dtype, prec or "tf32", path == "tma")
         for cfg in tritonmm.configs(dtype, prec or "tf32", split_operands=path == "tma") + \
-                config_space.narrow_space(family):
+                config_space.narrow_space(family) + config_space.gemv_space():
             a, b = operands(300, 520, 700, dtype, "NN", "cuda")
             try:
                 out = run(a, b, config=cfg, input_precision=prec)

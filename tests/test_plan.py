@@ -105,6 +105,37 @@ def test_tuner_offers_narrow_tiles_to_products_of_few_tiles(device):
         assert all((c in launch.candidates()) == offered for c in narrow), tiles
 
 
+def test_tuner_offers_the_one_row_kernel_to_one_row_products(device):
+    """One row with B contiguous along K (x @ W.T): the one-row kernel's configs join the candidates,
+    on the pointer path (never TMA), and the heuristic takes it; B along N, or two rows: none. The
+    one-row configs launch once and never split."""
+    sms = devices.facts(torch.device(device)).num_sms
+    for layout, k_contiguous in (("NT", True), ("NN", False)):
+        a, b = operands(1, 64 * sms, 4096, torch.bfloat16, layout, device)
+        launch = Product(a, b, torch.empty(1, 64 * sms, dtype=torch.bfloat16, device=device), "native")
+        gemvs = [c for c in launch.candidates() if config_space.is_gemv(c)]
+        assert launch.path == "pointer" and gemvs == (config_space.gemv_space() if k_contiguous else [])
+        assert all(launch.launches(c) == 1 and launch.split(c) == 1 for c in config_space.gemv_space())
+        assert config_space.is_gemv(launch.heuristic()) == k_contiguous
+    a, b = operands(2, 64 * sms, 4096, torch.bfloat16, "NT", device)
+    launch = Product(a, b, torch.empty(2, 64 * sms, dtype=torch.bfloat16, device=device), "native")
+    assert not any(config_space.is_gemv(c) for c in launch.candidates() + [launch.heuristic()])
+
+
+def test_one_row_kernel_reads_the_callers_tensors(device):
+    """A product whose path stages operands (here TF32's K-major copy of B) runs the one-row kernel on
+    the caller's a, b and out as they are, and its relaunch record repeats no copy."""
+    a, b = operands(1, 40, 96, torch.float32, "NN", device)
+    out = torch.full((1, 40), float("nan"), device=device)
+    launch = Product(a, b, out, "tf32")
+    cfg = config_space.gemv_space()[0]
+    assert launch.staged and launch.b is not b
+    (_, _, args, _, _), = launch.steps(cfg)
+    assert [t.data_ptr() for t in args[:3]] == [a.data_ptr(), b.data_ptr(), out.data_ptr()]
+    launch.run(cfg)
+    assert rel_err(out, a, b) < 1e-5  # fp32 sums on the FMA units: exact as IEEE, whatever TF32 allows
+
+
 def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch, tmp_path):
     """Graph-timed, split-K's second launch is free; an eager call pays its host time. A split
     config faster on the device by less than that loses to one launch; one faster by more wins;
@@ -336,8 +367,9 @@ def test_gpu_relaunched_calls_still_check_what_varies(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 4096, 14336), (64, 1024, 4096)])
 def test_gpu_decode_shapes_split_and_relaunch(shape, monkeypatch):
-    """Decode products take the pointer kernel, split over K by the heuristic, and relaunch
-    from the cache (workspace and both passes) with right results on fresh inputs."""
+    """Decode products take the pointer path, the one-row kernel for one row and otherwise split
+    over K by the heuristic, and relaunch from the cache (split-K's workspace and both passes) with
+    right results on fresh inputs."""
     M, N, K = shape
     for _ in range(3):
         a, b = operands(M, N, K, torch.bfloat16, "NT", "cuda")
@@ -346,7 +378,8 @@ def test_gpu_decode_shapes_split_and_relaunch(shape, monkeypatch):
         ref = linear_ref(a, b.T, bias, "silu")
         assert ((y.double() - ref).norm() / ref.norm()) < 1e-2
     launch = Product(a, b, torch.empty(M, N, dtype=torch.bfloat16, device="cuda"), "native")
-    assert launch.path == "pointer" and launch.split(launch.heuristic()) > 1
+    chosen = launch.heuristic()
+    assert launch.path == "pointer" and (config_space.is_gemv(chosen) if M == 1 else launch.split(chosen) > 1)
 
 
 @pytest.mark.gpu

@@ -206,6 +206,20 @@ def test_scaled_mm_against_dequantized_float64(shape, b_layout, kind, out_dtype,
     assert frob(y, dequantized_ref(a, b, sa, sb, bias)) < OUT_BOUND[out_dtype]
 
 
+@pytest.mark.parametrize("kind", ["tensor", "row"])
+def test_scaled_mm_one_row_kernel(kind, device):
+    """A decode-shaped FP8 product (one row of a, b a transposed weight) on the one-row kernel, its
+    scales and bias applied in the epilogue."""
+    N = 8 * tritonmm.device.facts(torch.device(device)).num_sms + 5
+    a, b = fp8_operands(1, N, 96, device, b_layout="col")
+    sa, sb = scales(kind, 1, N, device)
+    bias = torch.randn(N, device=device).bfloat16()
+    from tritonmm import config_space, plan
+    assert config_space.is_gemv(plan.chosen(a, b, "native", bias, scales=(sa, sb), out_dtype=torch.float32)[0])
+    y = tritonmm.scaled_mm(a, b, sa, sb, bias=bias, out_dtype=torch.float32)
+    assert frob(y, dequantized_ref(a, b, sa, sb, bias)) < OUT_BOUND[torch.float32]
+
+
 @pytest.mark.parametrize("dtypes", [(torch.float8_e5m2, torch.float8_e4m3fn), (torch.float8_e4m3fn, torch.float8_e5m2),
                                     (torch.float8_e5m2, torch.float8_e5m2)], ids=str)
 def test_scaled_mm_mixed_formats_and_scale_kinds(dtypes, device):

@@ -70,6 +70,39 @@ _NARROW = {
 }
 
 
+# One-row products (kernels/gemv.py): configs with BLOCK_M = 1 run the one-row kernel, BLOCK_N columns
+# of C a program, K in BLOCK_K chunks on the FMA units; (BLOCK_N, BLOCK_K, num_stages, num_warps).
+# Offered where B runs along K (x @ W.T: the weight's rows are read in long contiguous runs). Session 9,
+# runs 1-2 (bf16, M = 1, graph replay, weights rotated past the L2; notes/experiments/gemv_stream.py,
+# one_row.py): 8x512 on 4 warps streamed 4096x14336, 14336x4096 and 4096x4096 weights at 1.03 / 1.00 /
+# 1.13x cuBLAS, 82-83% of the read bandwidth on the large two (a Triton read of the same bytes: 86-87%);
+# 8x1024 on 8 warps 1.00 / 1.03 / 1.11 (85% at 14336x4096); 4x1024 with 3 stages within 4% of 8x512;
+# 2x2048 and 16x256 up to 17% slower. The tensor-core tiles ran 1.00 / 0.97 / 1.07 there. For a B that
+# runs along N (x @ W), 8x512 ran 0.61-0.77x cuBLAS and 64-256 columns a program 0.03-0.36x (strided
+# reads), where the pointer kernel's tiles ran 0.98-1.01x: not offered.
+_GEMV = [(8, 512, 1, 4), (8, 1024, 1, 8), (4, 1024, 3, 4)]
+
+
+def gemv_space() -> list:
+    """The one-row kernel's configs (BLOCK_M = 1), for a B contiguous along K."""
+    return [make_config(1, bn, bk, stages, warps) for bn, bk, stages, warps in _GEMV]
+
+
+def is_gemv(cfg: triton.Config) -> bool:
+    """Whether cfg runs the one-row kernel (BLOCK_M = 1) instead of a tensor-core tile."""
+    return cfg.kwargs["BLOCK_M"] == 1
+
+
+def one_row(M, N, Z, num_sms, k_contiguous: bool):
+    """The heuristic's config for a product of one row of C per batch entry, B contiguous along K:
+    the one-row kernel when its programs (BLOCK_N columns each) cover every SM; None otherwise (few
+    columns and long K, which the tensor-core tiles split over K; or B contiguous along N)."""
+    if M != 1 or not k_contiguous:
+        return None
+    cfg = gemv_space()[0]
+    return cfg if Z * triton.cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
+
+
 def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:
     """The config space a (dtype, precision) pair tunes over; ``split_operands``: tf32x3 on
     operands split into TF32 parts before the kernel (the TMA path's)."""
@@ -154,12 +187,13 @@ def tuning_bucket(n: int) -> int:
 
 
 def tuning_shape(M: int, N: int, K: int) -> tuple:
-    """A product's shape as tuning keys hold it: each dimension's tuning_bucket, and whether K leaves
-    a partial last step of 64 (the spaces' common BLOCK_K), which keys apart the shapes that do.
+    """A product's shape as tuning keys hold it: each dimension's tuning_bucket (M = 1 apart: one row
+    tunes to the one-row kernel, which would run 16 rows 16 times over), and whether K leaves a
+    partial last step of 64 (the spaces' common BLOCK_K), which keys apart the shapes that do.
     A config tuned at 3072^3 is not one for 3000x3008x3000: its 128x128 tiles ran that 23% slower
     than 3072^3 (other tiles not; session 7, run 1), and the bf16 sweep of session 8 (run 5), where
     3072^3 tuned to them first, ran 3000x3008x3000 at 0.73x cuBLAS (0.87-0.88 on its own tuning)."""
-    return tuning_bucket(M), tuning_bucket(N), tuning_bucket(K), K % 64 != 0
+    return 1 if M == 1 else tuning_bucket(M), tuning_bucket(N), tuning_bucket(K), K % 64 != 0
 
 
 def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):

@@ -4,7 +4,8 @@
 operands (FP8 ones with their scales), or for 3-D ones a batch of products in one launch. It
 decides the precision's constants, picks the kernel path (tma_path: TMA descriptors for large
 products, operands TMA cannot read staged into aligned copies when that pays; pointers
-otherwise, split over K where the tuner finds it faster), asks tuning.py for a config unless
+otherwise, split over K where the tuner finds it faster, or for one-row products the one-row
+kernel, kernels/gemv.py, where a config of BLOCK_M = 1 says so), asks tuning.py for a config unless
 one is pinned, and launches on the operands' device. A product seen before is relaunched from
 a cache (relaunch, _relaunch). Checks live in validation.py, tile spaces in config_space.py.
 
@@ -24,6 +25,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
+from .kernels.gemv import gemv_kernel
 from .kernels.split_k import split_k_reduce_kernel
 from .kernels.copy import copy_kernel
 
@@ -127,17 +129,22 @@ TF32X3_SPLIT_MIN_MACS_PER_BYTE = 100
 FEW_TILES_PER_SM = 0.5
 
 
+# Products of fewer rows stay on the pointer path, whose one-row kernel (kernels/gemv.py) the tuner
+# and heuristic pick for one row: a TMA tile of 64 rows would be 63/64 padding there.
+TMA_MIN_ROWS = 2
+
+
 def _few_tiles(facts, M, N) -> bool:
     return triton.cdiv(M, 64) * triton.cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
 
 
 def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False) -> bool:
-    """The kernel path rule, in one place: the TMA kernel on Hopper for products whose tiles fill
-    the GPU, when large (aligned operands; ``captured``: launched into a CUDA graph, where large
+    """The kernel path rule, in one place: the TMA kernel on Hopper for products of more than one
+    row whose tiles fill the GPU, when large (aligned operands; ``captured``: launched into a CUDA graph, where large
     starts lower), or when compute-bound enough to pay for staging what TMA cannot read
     (``staged_bytes``: what the copies move, 0 when none is needed)."""
     macs = M * N * K
-    if not facts.tma or _few_tiles(facts, M, N):
+    if not facts.tma or M < TMA_MIN_ROWS or _few_tiles(facts, M, N):
         return False
     if staged_bytes:  # unaligned rows: the pointer kernel is slow at every size, so intensity decides (and host time)
         return macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes and (captured or macs >= STAGE_EAGER_MIN_MACS)
@@ -290,6 +297,9 @@ class Product:
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
                  captured=None):
         self.traced = validation.traced(a)
+        # The caller's operands and out: what the one-row kernel reads and writes. The others read
+        # self.a, self.b and write self.c, staged copies where the path needs them.
+        self.given = (a, b, c)
         # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
         self.captured = (not self.traced and capturing(a)) if captured is None else captured
         self.batched = a.dim() == 3
@@ -332,9 +342,13 @@ class Product:
             self._try_tma()
         if self.path == "pointer":
             self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
-            a3, b3, c3 = (t if self.batched else t.unsqueeze(0) for t in (a, b, c))
-            self.args = (a3, b3, c3, bias, *scales, self.M, self.N, self.K,
-                         *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
+            self.args = self._pointer_args(a, b, c)
+
+    def _pointer_args(self, a, b, c) -> tuple:
+        """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views."""
+        a3, b3, c3 = (t if self.batched else t.unsqueeze(0) for t in (a, b, c))
+        return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, self.K,
+                *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
     def _staged_bytes(self) -> int:
         """What the copies that let TMA read this product's operands and write C would move."""
@@ -381,7 +395,8 @@ class Product:
 
     @property
     def staged(self) -> bool:
-        """Whether operands or C are copied for this product (its memory cost: those copies)."""
+        """Whether operands or C are copied for this product (its memory cost: those copies), under
+        every config but the one-row kernel's, which reads and writes the caller's tensors."""
         return any(self.stagers) or self.stage_c
 
     @property
@@ -393,7 +408,7 @@ class Product:
     def split(self, cfg: triton.Config) -> int:
         """Slices of K this config runs with here: 1 for a SPLIT_K pinned where it cannot apply,
         and where the workspace would pass 2**31 elements (split_k.py offsets it in int32)."""
-        split = config_space.split_k(cfg) if self.can_split else 1
+        split = config_space.split_k(cfg) if self.can_split and not config_space.is_gemv(cfg) else 1
         return split if split * _hint(self.M) * _hint(self.N) < 2 ** 31 else 1
 
     def launches(self, cfg: triton.Config) -> int:
@@ -427,6 +442,12 @@ class Product:
 
     def steps(self, cfg: triton.Config) -> list:
         """The launches of this product under cfg: (kernel, grid, args, constants, launch options), in order."""
+        if config_space.is_gemv(cfg):  # the caller's operands and out, as they are (self.staged: not for it)
+            tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
+            grid = (self.Z * self.M * triton.cdiv(self.N, tile["BLOCK_N"]),)
+            constants = {k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}
+            return [(gemv_kernel, grid, self._pointer_args(*self.given), dict(constants, **tile),
+                     dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))]
         ranges = self.row_ranges(cfg)
         if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
             (r0, r1), (r2, r3) = ranges
@@ -461,7 +482,7 @@ class Product:
             if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **options), step))
-        if self.c is not self.out:
+        if self.c is not self.out and not config_space.is_gemv(cfg):
             copy(self.c, self.out, self.traced)
         return launched
 
@@ -499,20 +520,32 @@ class Product:
                                   self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
                                   self.out.element_size())
 
+    @property
+    def _b_k_contiguous(self) -> bool:
+        """Whether B's elements run along K (x @ W.T: a weight's rows), the one-row kernel's best case."""
+        return self.b.stride(-2) == 1
+
     def candidates(self) -> list:
         """The configs tuning times: the family's space (and its narrow tiles for products of few
-        tiles), pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants where they apply."""
+        tiles), pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants where they apply,
+        and for one-row products the one-row kernel's configs."""
         kept, _ = self.prune(self.space())
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
         kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
                                                _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
         if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
             return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
-        if not self.can_split:
-            return kept
-        return config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
+        if self.can_split:
+            kept = config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
+        if _hint(self.M) == 1 and self._b_k_contiguous:
+            kept += self.prune(config_space.gemv_space())[0]
+        return kept
 
     def heuristic(self) -> triton.Config:
+        one_row = config_space.one_row(_hint(self.M), _hint(self.N), _hint(self.Z), self.facts.num_sms,
+                                       self._b_k_contiguous)
+        if one_row is not None:
+            return one_row
         return config_space.heuristic(_hint(self.M), _hint(self.N), _hint(self.K), self.dtype, self.precision,
                                       max(1, self.facts.num_sms // _hint(self.Z)),
                                       self.operand_bytes, self.facts.smem_bytes, self.path == "tma",
@@ -588,7 +621,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if ready is not None:
         rows = launch.row_ranges(cfg)
         workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
-        stage = (tuple(launch.stagers), launch.stage_c) if launch.staged else None
+        staged = launch.staged and not config_space.is_gemv(cfg)
+        stage = (tuple(launch.stagers), launch.stage_c) if staged else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows))
     return out
 
@@ -647,7 +681,7 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
     def facts(t):
         return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
     return (facts(a), facts(b), facts(out), facts(bias), facts(scales[0]), facts(scales[1]), out_dtype,
-            activation, precision, capturing(a), TMA_MIN_MACS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM,
+            activation, precision, capturing(a), TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM,
             STAGE_MIN_MACS_PER_BYTE, STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
 
 

@@ -99,9 +99,13 @@ def check_config(config):
         v = params[key]
         if v & (v - 1):
             raise ValueError(f"config[{key!r}] must be a power of two, got {v}")
+    one_row = params["BLOCK_M"] == 1  # the one-row kernel (kernels/gemv.py): no tl.dot, any BLOCK_N
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
-        if params[key] < 16:
-            raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}")
+        if params[key] < 16 and not (one_row and key != "BLOCK_K"):
+            raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
+                             f"BLOCK_M=1 pins the one-row kernel, which takes any BLOCK_N")
+    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL")):
+        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K or TAIL; remove them")
     if params.get("SPLIT_K", 1) > MAX_SPLIT_K:
         raise ValueError(f"config['SPLIT_K'] must be at most {MAX_SPLIT_K}, got {params['SPLIT_K']}")
     return make_config(**params)

@@ -1,0 +1,54 @@
+"""The one-row program (GEMV): C[z, m, :] = A[z, m, :] @ B[z] (scaled, + bias, activation), any strides.
+
+A decode product (x @ W.T with one row of x) reads each weight element once and does one
+multiply-add with it: no reuse for a tile to exploit, and a 64-row tensor-core tile would be
+63/64 padding. Its speed is how fast the weight streams from HBM. Here each program owns
+BLOCK_N columns of C (BLOCK_N rows of W) and walks K in BLOCK_K chunks on the FMA units,
+keeping a BLOCK_N x BLOCK_K fp32 partial sum in registers and reducing it once at the end.
+With a few KB of registers a program and no shared-memory pipeline, many programs fit on
+an SM at once, and their loads in flight are what keeps HBM busy. A weight row-major in K
+(x @ W.T) is read in long contiguous runs; any other strides work too, masked at the edges.
+
+The grid is (batch * column blocks * M,), rows fastest: the rows of A that share a block of
+B run together, so B's tiles come from L2 after the first (for M > 1, when a config pins it).
+Products in fp32 are exact fp32 sums whatever the precision asked (more exact than TF32).
+"""
+import triton
+import triton.language as tl
+
+from .tiles import epilogue
+
+
+@triton.jit
+def gemv_kernel(
+    a_ptr, b_ptr, c_ptr, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K,
+    stride_az, stride_am, stride_ak, stride_bz, stride_bk, stride_bn, stride_cz, stride_cm, stride_cn,
+    stride_bias_m, stride_bias_n,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    blocks = tl.cdiv(N, BLOCK_N)
+    m = (pid % M).to(tl.int64)
+    pid_n = (pid // M) % blocks
+    z = (pid // M // blocks).to(tl.int64)
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+    offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
+    a_ptrs = a_ptr + z * stride_az + m * stride_am + offs_k * stride_ak
+    b_ptrs = b_ptr + z * stride_bz + offs_n[:, None] * stride_bn + offs_k[None, :] * stride_bk
+    step_a = BLOCK_K * tl.cast(stride_ak, tl.int64)
+    step_b = BLOCK_K * tl.cast(stride_bk, tl.int64)
+    acc = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        # K's mask keeps 16-byte loads where K is a multiple of 16 (Triton specializes K on it).
+        k_left = K - k * BLOCK_K
+        x = tl.load(a_ptrs, mask=offs_k < k_left, other=0.0)
+        w = tl.load(b_ptrs, mask=(offs_n[:, None] < N) & (offs_k[None, :] < k_left), other=0.0)
+        acc += w.to(tl.float32) * x.to(tl.float32)[None, :]
+        a_ptrs += step_a
+        b_ptrs += step_b
+    offs_m = m + tl.arange(0, 1)
+    y = epilogue(tl.sum(acc, axis=1)[None, :], bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N,
+                 stride_bias_m, stride_bias_n, BIAS, ACTIVATION, SCALE_A, SCALE_B)
+    c_ptrs = c_ptr + z * stride_cz + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, y.to(c_ptr.dtype.element_ty), mask=offs_n[None, :] < N)
