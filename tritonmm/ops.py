@@ -18,8 +18,13 @@ from . import config_space, library, plan, validation
 
 def _records_grad(*tensors) -> bool:
     """Whether autograd records a gradient for this call (None stands for an absent bias; a
-    non-tensor records nothing, and the checks refuse it)."""
-    return torch.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in tensors)
+    non-tensor records nothing, and the checks refuse it). A loop, not any(): every eager call
+    asks, and a generator costs more than the test."""
+    if torch.is_grad_enabled():
+        for t in tensors:
+            if getattr(t, "requires_grad", False):
+                return True
+    return False
 
 
 def _needs_op(*tensors) -> bool:

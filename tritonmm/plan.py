@@ -600,7 +600,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     key = None
     if config is None and not validation.traced(a):
         key = launch_key(a, b, out, bias, activation, precision, scales, out_dtype)
-        done = _relaunch(key, a, b, out, bias, scales, out_dtype)
+        done = _relaunch(_compiled.get(key) if fast_launch.enabled() else None, a, b, out, bias, scales, out_dtype)
         if done is not None:
             return done
     if out is None:
@@ -674,13 +674,15 @@ class _Relaunch(NamedTuple):
 _compiled: dict = {}
 
 
+def _facts(t):
+    return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
+
+
 def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_dtype=None) -> tuple:
     """Every fact that the argument checks, the path, the config and Triton's specialization
     of a product depend on: a call whose key equals an earlier call's passes the same checks
     (but out='s overlap, which _relaunch checks) and launches the same compiled kernels."""
-    def facts(t):
-        return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
-    return (facts(a), facts(b), facts(out), facts(bias), facts(scales[0]), facts(scales[1]), out_dtype,
+    return (_facts(a), _facts(b), _facts(out), _facts(bias), _facts(scales[0]), _facts(scales[1]), out_dtype,
             activation, precision, capturing(a), TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM,
             STAGE_MIN_MACS_PER_BYTE, STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
 
@@ -700,10 +702,10 @@ def _span(t) -> int:
         (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()
 
 
-def _relaunch(key, a, b, out, bias, scales=(None, None), out_dtype=None):
-    """The result of a product whose launch_key was seen, launched straight from the cache, or
-    None (not seen; out= overlapping an input, which the checks will refuse; fast launch off)."""
-    known = _compiled.get(key) if fast_launch.enabled() else None
+def _relaunch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
+    """The result of a product seen before, launched straight from its cache entry ``known`` (the
+    _Relaunch under its launch_key), or None (none; out= overlapping an input, which the checks
+    will refuse)."""
     if known is None:
         return None
     if out is None:
@@ -748,11 +750,13 @@ def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None,
             return None
         if input_precision is not None and input_precision not in validation.PRECISIONS:
             return None  # 16-bit products resolve any precision to "native": the checks refuse it
+        if not fast_launch.enabled():
+            return None
         key = launch_key(a, b, out, bias, activation, resolve_precision(a.dtype, input_precision), scales, out_dtype)
-        hash(key)
+        known = _compiled.get(key)  # hashes the key once (a tuple does not keep its hash)
     except (AttributeError, TypeError, RuntimeError):  # not tensors, unhashable, no storage
         return None
-    return _relaunch(key, a, b, out, bias, scales, out_dtype)
+    return _relaunch(known, a, b, out, bias, scales, out_dtype)
 
 
 def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
