@@ -161,18 +161,15 @@ def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32", s
     return space(family(dtype, input_precision, split_operands))
 
 
-def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False, out_bytes=None,
-               c_pointer: bool = False) -> int:
+def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False, out_bytes=None) -> int:
     """Shared memory a config needs: num_stages A and B tiles, the half C tile a TMA store
-    stages, a whole tile's layout conversion for a matrix bias (kernels/tiles.py) or for C stored
-    through pointers from the TMA kernel (``c_pointer``: no TMA store, its half tile not needed),
-    and 1 KiB for barriers and alignment. ``out_bytes``: C's element size where it is not the
-    operands' (FP8 products)."""
+    stages, a whole tile's layout conversion for a matrix bias (kernels/tiles.py), and 1 KiB
+    for barriers and alignment. ``out_bytes``: C's element size where it is not the operands'
+    (FP8 products)."""
     k = cfg.kwargs
     tile = k["BLOCK_M"] * k["BLOCK_N"] * (out_bytes or elem_bytes)
     operands = cfg.num_stages * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * elem_bytes
-    store = tile if c_pointer else tile // 2 if tma else 0
-    return operands + store + (tile if matrix_bias else 0) + 1024
+    return operands + (tile // 2 if tma else 0) + (tile if matrix_bias else 0) + 1024
 
 
 def bucket(n: int) -> int:
@@ -199,12 +196,12 @@ def tuning_shape(M: int, N: int, K: int) -> tuple:
     return 1 if M == 1 else tuning_bucket(M), tuning_bucket(N), tuning_bucket(K), K % 64 != 0
 
 
-def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None, c_pointer=False):
+def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):
     """Drop configs that cannot fit in shared memory, and those whose blocks are far
     larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a
     smaller block of the space would do. Returns (kept, reasons for each dropped)."""
     def fit(c):
-        return smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes, c_pointer) <= smem_limit
+        return smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes) <= smem_limit
     fits = [c for c in cfgs if fit(c)]
     dropped = {"shared memory": len(cfgs) - len(fits)}
     if not fits:
@@ -320,13 +317,13 @@ def with_tail(cfgs, M, N, num_sms) -> list:
 
 
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
-              can_split=False, out_bytes=None, split_operands=False, c_pointer=False) -> triton.Config:
+              can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
     compiled graphs: among the configs that fit, the largest tile that still gives every SM a
     tile (on the pointer kernel, at most POINTER_MAX_TILE elements), split over K where the
     tiles cannot fill the SMs and ``can_split``."""
     space_ = configs(dtype, precision, split_operands)
-    kept, _ = prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes, c_pointer)
+    kept, _ = prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE] or kept
     kept = kept or space_[-1:]
 

@@ -57,10 +57,10 @@ class Compiled:
 
     def __call__(self, tensors: tuple, stream) -> bool:
         """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B, C first for
-        a TMA kernel, whose descriptors, of A and B or of all three, are re-pointed at them); False
-        (nothing launched) if this Triton refuses the direct call."""
+        a TMA kernel, whose descriptors are re-pointed at them); False (nothing launched) if
+        this Triton refuses the direct call."""
         if self.descriptors is not None:
-            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[len(self.descriptors):])
+            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[3:])
         args = tensors + self.rest
         hooks = triton.knobs.runtime
         enter = hooks.launch_enter_hook

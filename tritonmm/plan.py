@@ -156,10 +156,10 @@ def capturing(t: torch.Tensor) -> bool:
     return t.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
-def _c_pointer(c: torch.Tensor) -> bool:
-    """Whether the TMA kernel stores c through pointers (C_POINTER): the TMA store writes only a
-    row-major c with 16-byte aligned rows."""
-    return _tma_source(c) is None or c.stride(1) != 1
+def _c_staged_bytes(c: torch.Tensor) -> int:
+    """What staging C moves (written to an aligned buffer, copied into c), 0 where the TMA store
+    can write c as it is: row-major (the kernel's store) with 16-byte aligned rows."""
+    return 0 if _tma_source(c) is not None and c.stride(1) == 1 else 2 * c.numel() * c.element_size()
 
 
 def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
@@ -320,14 +320,14 @@ class Product:
         self.bias, self.out = bias, c
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
         self.bias_strides = bias.expand(self.M, self.N).stride() if bias is not None else (0, 0)
-        # Copies made before the kernel: a function per operand (None: read as it is). A relaunch of
-        # this product repeats them (_relaunch).
-        self.stagers = [None, None]
+        # Copies made before the kernel: a function per operand (None: read as it is), and whether
+        # C goes through an aligned buffer. A relaunch of this product repeats them (_relaunch).
+        self.stagers, self.stage_c = [None, None], False
         # tf32x3 on the TMA kernel splits the operands into TF32 parts once, before it runs
         # (kernels/gemm_tma.py, PRESPLIT), instead of every tile as it is loaded, where the
         # product is large enough to pay for the split copies (TF32X3_SPLIT_MIN_MACS_PER_BYTE).
         self.presplit = precision == "tf32x3" and self._tma_candidate() and \
-            tma_path(self.facts, self.M, self.N, self.K, 0, self.captured) and \
+            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c), self.captured) and \
             self.M * self.N * self.K >= TF32X3_SPLIT_MIN_MACS_PER_BYTE * 12 * (self.M + self.N) * self.K
         if self.presplit:
             self.stagers = [_split_a, _split_b]
@@ -336,7 +336,7 @@ class Product:
                 and not self.batched:
             self.stagers = _k_major_stagers(a, b)
         a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
-        self.a, self.b, self.c = a, b, c  # c is out: every path writes it as it is
+        self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
         self.path, self.kernel = "pointer", gemm_kernel
         if self._tma_candidate():
             self._try_tma()
@@ -351,8 +351,9 @@ class Product:
                 *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
     def _staged_bytes(self) -> int:
-        """What the copies that let TMA read this product's operands would move."""
-        return sum(2 * t.numel() * t.element_size() for t in (self.a, self.b) if _tma_source(t) is None)
+        """What the copies that let TMA read this product's operands and write C would move."""
+        return _c_staged_bytes(self.c) + sum(2 * t.numel() * t.element_size() for t in (self.a, self.b)
+                                             if _tma_source(t) is None)
 
     @property
     def tma_when_captured(self) -> bool:
@@ -366,37 +367,37 @@ class Product:
 
     def _try_tma(self):
         """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
-        aligned copy (the caller's tensors are only read; staged buffers live for the call: memory
-        of up to A and B again, tf32x3's split operands twice that). A C that TMA cannot write is
-        stored through pointers (C_POINTER)."""
-        a, b = self.a, self.b
+        aligned copy (the caller's tensors are only read), C into an aligned buffer copied into
+        out after the kernel. Staged buffers live for the call: memory of up to A, B and C again
+        (tf32x3's split operands: twice A and B)."""
+        a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
+        c_bytes = _c_staged_bytes(c)
         if not tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(), self.captured):
             return
         if sources[0] is None:
             self.stagers[0], a = _aligned_copy, _aligned_copy(a)
         if sources[1] is None:
             self.stagers[1], b = _aligned_copy, _aligned_copy(b)
-        self.a, self.b = a, b
+        if c_bytes:
+            self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
+        self.a, self.b, self.c = a, b, c
         (_, a_t), (_, b_t) = _tma_source(a), _tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
-        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
-                              C_POINTER=_c_pointer(self.c))
-        self.args = self._tma_args(a, b, self.c, self.bias, *self.scales)
+        self.args = self._tma_args(a, b, c, self.bias, *self.scales)
+        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit)
 
     def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
-        """The TMA kernel's arguments for C = A @ B (C's rows: M): descriptors of A, B and C (C's
-        pointer under C_POINTER), with placeholder blocks that fit_descriptors sets to each config's
-        tile before launch."""
-        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b)]
-        c_arg = c if self.constants["C_POINTER"] else TensorDescriptor.from_tensor(c, [16, 16])
-        return (*descs, c_arg, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *c.stride(), *self.bias_strides)
+        """The TMA kernel's arguments for C = A @ B (C's rows: M). Placeholder descriptor blocks;
+        fit_descriptors sets each config's tile before launch."""
+        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b, c)]
+        return (*descs, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides)
 
     @property
     def staged(self) -> bool:
-        """Whether operands are copied for this product (its memory cost: those copies), under every
-        config but the one-row kernel's, which reads the caller's tensors."""
-        return any(self.stagers)
+        """Whether operands or C are copied for this product (its memory cost: those copies), under
+        every config but the one-row kernel's, which reads and writes the caller's tensors."""
+        return any(self.stagers) or self.stage_c
 
     @property
     def can_split(self) -> bool:
@@ -473,14 +474,16 @@ class Product:
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
-        """Launches under ``cfg``; returns the launches as (Triton's compiled kernel, or None in the
-        interpreter; the step it ran), for compiled()."""
+        """Launches under ``cfg``, then copies a staged C into out; returns the launches as
+        (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
         launched = []
         for step in self.steps(cfg):
             kernel, grid, args, constants, options = step
             if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **options), step))
+        if self.c is not self.out and not config_space.is_gemv(cfg):
+            copy(self.c, self.out, self.traced)
         return launched
 
     def compiled(self, launched):
@@ -493,7 +496,7 @@ class Product:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
             # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
             tensors = 5 if kernel is split_k_reduce_kernel else 6
-            descriptors = args[:2 if constants["C_POINTER"] else 3] if kernel is gemm_tma_kernel else None
+            descriptors = args[:3] if kernel is gemm_tma_kernel else None
             launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
                                                  descriptors))
         return launches
@@ -515,7 +518,7 @@ class Product:
     def prune(self, cfgs):
         return config_space.prune(cfgs, _hint(self.M), _hint(self.N), _hint(self.K), self.operand_bytes,
                                   self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
-                                  self.out.element_size(), self.constants.get("C_POINTER", False))
+                                  self.out.element_size())
 
     @property
     def _b_k_contiguous(self) -> bool:
@@ -547,7 +550,7 @@ class Product:
                                       max(1, self.facts.num_sms // _hint(self.Z)),
                                       self.operand_bytes, self.facts.smem_bytes, self.path == "tma",
                                       self.constants["BIAS"] == "matrix", self.can_split, self.out.element_size(),
-                                      self.presplit, self.constants.get("C_POINTER", False))
+                                      self.presplit)
 
     @property
     def tuning_key(self) -> tuple:
@@ -573,8 +576,6 @@ class Product:
         that fits without it too large."""
         bias, act = self.constants["BIAS"], self.constants["ACTIVATION"]
         plain = "" if bias == act == "none" else f"+{bias}+{act}"
-        if self.constants.get("C_POINTER"):  # C's tile leaves through registers, not shared memory
-            plain += "+c-pointer"
         if self.dtype not in validation.FP8_DTYPES:
             return plain
         return f"{plain}+scale-{self.constants['SCALE_A']}-{self.constants['SCALE_B']}+{str(self.out.dtype)[6:]}"
@@ -621,7 +622,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         rows = launch.row_ranges(cfg)
         workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
         staged = launch.staged and not config_space.is_gemv(cfg)
-        stage = tuple(launch.stagers) if staged else None
+        stage = (tuple(launch.stagers), launch.stage_c) if staged else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows))
     return out
 
@@ -643,7 +644,8 @@ def _runs_opaque(a, b) -> bool:
     the graph runs: where product(a, b) on real tensors like these would take the TMA path
     (tma_path), or could split K over few tiles (split_for; split-K's second launch and workspace
     are the planner's). Read from strides and storage offsets, which fake tensors have; sizes as
-    their example values under dynamic shapes (the choice only moves speed)."""
+    their example values under dynamic shapes (the choice only moves speed). C is a new (M, N)
+    tensor, staged when its rows are not 16-byte aligned."""
     def staged_bytes(t):
         size = t.element_size()
         row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
@@ -655,7 +657,8 @@ def _runs_opaque(a, b) -> bool:
     facts = device.facts(a.device)
     if _few_tiles(facts, M, N):
         return config_space.split_for(triton.cdiv(M, 64) * triton.cdiv(N, 64), triton.cdiv(K, 64), facts.num_sms) > 1
-    return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
+    c_bytes = 0 if N * a.element_size() % 16 == 0 else 2 * M * N * a.element_size()
+    return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b) + c_bytes)
 
 
 class _Relaunch(NamedTuple):
@@ -663,7 +666,7 @@ class _Relaunch(NamedTuple):
     launches: tuple
     workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
-    stage: tuple | None  # (stager of a, stager of b), as Product made them
+    stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
     rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
 
 
@@ -715,17 +718,22 @@ def _relaunch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
                 return None
     with device.on_device(a.device):
         stream = fast_launch.current_stream(device.index(a.device))
+        c = out
         if known.stage is not None:
-            a, b = (f(t) if f else t for f, t in zip(known.stage, (a, b)))
+            (stage_a, stage_b), stage_c = known.stage
+            a, b = (f(t) if f else t for f, t in zip((stage_a, stage_b), (a, b)))
+            c = _aligned_empty(*out.shape, out) if stage_c else out
         if known.rows is not None:
-            done = all(launch(row_views(r0, r1, a, b, out, bias, *scales), stream)
+            done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
                        for launch, (r0, r1) in zip(known.launches, known.rows))
         elif known.workspace is None:
-            done = known.launches[0]((a, b, out, bias, *scales), stream)
+            done = known.launches[0]((a, b, c, bias, *scales), stream)
         else:
             ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
             first, second = known.launches
-            done = first((a, b, ws, None, None, None), stream) and second((ws, out, bias, *scales), stream)
+            done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
+        if done and c is not out:
+            copy(c, out)
         return out if done else None
 
 

@@ -6,9 +6,7 @@ loads overlap tile n's epilogue. TMA zero-fills out-of-bounds reads and clips ou
 writes, so nothing is masked; it needs 16-byte aligned rows instead, which the planner checks
 before choosing this path. C leaves in two BLOCK_N/2 halves: the store stages C in shared
 memory, and half the staging buffer leaves room for a deeper pipeline (128x256 fp16 tiles get
-4 stages instead of 3). Where TMA cannot write C (rows not 16-byte aligned, a column-major out),
-C_POINTER stores it through masked pointers instead: a staged C and its copy into out cost 23%
-of a 4095x4097x1531 product (44 of 195 us in graph replay, session 9, run 4).
+4 stages instead of 3).
 
 PRESPLIT (float32 in tf32x3): A and B arrive split into TF32 high parts and remainders
 (kernels/copy.py), stacked in one K-major buffer each: rows [0, M) of A's hold the high parts,
@@ -30,15 +28,12 @@ from .tiles import epilogue, tile_coords
 
 @triton.jit
 def gemm_tma_kernel(
-    a_desc, b_desc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_cm, stride_cn,
-    stride_bias_m, stride_bias_n,
+    a_desc, b_desc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
-    C_POINTER: tl.constexpr,
 ):
-    # C_POINTER: c_desc is C's pointer (strides stride_cm, stride_cn), not a descriptor.
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -71,13 +66,9 @@ def gemm_tma_kernel(
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
-        if C_POINTER:
-            c_ptrs = c_desc + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :].to(tl.int64) * stride_cn
-            tl.store(c_ptrs, acc.to(c_desc.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-        else:
-            left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-            c_desc.store([off_m, off_n], left.to(c_desc.dtype))
-            c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+        left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
+        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
 
 
 def fit_descriptors(nargs: dict) -> None:
@@ -85,5 +76,4 @@ def fit_descriptors(nargs: dict) -> None:
     BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
     nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
     nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]
-    if not nargs["C_POINTER"]:
-        nargs["c_desc"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves
+    nargs["c_desc"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves
