@@ -136,6 +136,21 @@ def test_one_row_kernel_reads_the_callers_tensors(device):
     assert rel_err(out, a, b) < 1e-5  # fp32 sums on the FMA units: exact as IEEE, whatever TF32 allows
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_copies_of_unaligned_rows(dtype, device):
+    """The staging copies: unaligned rows into an aligned buffer and back (copy_kernel's SCALAR
+    layout), an offset base, a transposing copy (vectorized as before); exact, into NaN."""
+    x = torch.randn(67, 131, device=device).to(dtype)
+    staged = plan._aligned_copy(x)
+    assert torch.equal(staged, x) and staged.stride(0) * staged.element_size() % 16 == 0
+    assert plan._unaligned_rows(x) and not plan._unaligned_rows(staged)
+    back = torch.full((67, 131), float("nan"), device=device).to(dtype)
+    assert torch.equal(plan.copy(staged, back), x)
+    offset = torch.randn(67 * 128 + 1, device=device).to(dtype)[1:].view(67, 128)  # aligned stride, odd base
+    assert plan._unaligned_rows(offset) and torch.equal(plan._aligned_copy(offset), offset)
+    assert torch.equal(plan.transpose(x), x.T)
+
+
 def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch, tmp_path):
     """Graph-timed, split-K's second launch is free; an eager call pays its host time. A split
     config faster on the device by less than that loses to one launch; one faster by more wins;
