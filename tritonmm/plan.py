@@ -217,13 +217,6 @@ def launcher(kernel, traced: bool):
     return _NoLaunch() if validation.interpreting() else torch.library.wrap_triton(kernel)
 
 
-def _unaligned_rows(t: torch.Tensor) -> bool:
-    """A row-major matrix whose rows (or base) are not 16-byte aligned (copy_kernel's SCALAR)."""
-    size = t.element_size()
-    base = _hint(t.storage_offset()) * size if validation.traced(t) else t.data_ptr()  # fake tensors: no pointer
-    return t.stride(1) == 1 and t.shape[0] > 1 and t.shape[1] > 1 and (_hint(t.stride(0)) * size % 16 != 0 or base % 16 != 0)
-
-
 # fast_launch.Compiled of copy_kernel by the facts its specialization depends on: a staged
 # product repeats its copies every call, and kernel[grid]'s binding (~20 us) would triple their
 # host cost (session 4, run 6: 1023x1025x1027 eager 203 us a call against 28 us in a graph).
@@ -241,9 +234,8 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None) -> tor
         return y
     assert lo is None or lo.stride() == y.stride(), "the kernel writes lo with y's strides"
     grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
-    args = (x, y, lo, R, C, *x.stride(), *y.stride(), 1)
+    args = (x, y, lo, R, C, *x.stride(), *y.stride())
     split = lo is not None
-    scalar = x.stride(1) == y.stride(1) == 1 and (_unaligned_rows(x) or _unaligned_rows(y))  # SCALAR
     key = None
     if not traced and fast_launch.enabled():
         key = (x.device, x.dtype, x.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
@@ -254,9 +246,9 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None) -> tor
                 if known((x, y, lo), fast_launch.current_stream(device.index(x.device))):
                     return y
     with device.on_device(x.device):
-        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, SCALAR=scalar)
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split)
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[3:], 64, split, scalar)))
+        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[3:], 64, split)))
     return y
 
 

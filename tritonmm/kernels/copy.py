@@ -6,13 +6,9 @@ and FP8 operands) and a plain one into a buffer with padded rows (operands TMA c
 they are, and C back into out). Where the two orders differ the compiler stages the tile
 through shared memory, so both the reads and the writes are coalesced.
 
-SCALAR: a row-major copy where either side's rows are not 16-byte aligned (a bf16 row of 1531
-elements), so that side cannot vectorize. The column offsets are then taken times ``unit``, a
-runtime 1 the compiler cannot see, on both sides: the tile gets one element a thread, each warp
-reading and writing 32 neighbours. With the unit stride visible, the compiler lays the tile out
-for the aligned side's 16-byte vectors and gives the unaligned loads that layout too, each
-thread's 8 scalar loads 16 bytes from its neighbours': staging copies of unaligned operands ran
-at 1.0 TB/s (session 9, run 4: A and B of 4095x4097x1531 in 49 us).
+With SPLIT_TF32, x (float32) is written as two TF32 parts, y the high part and lo the
+remainder (y + lo is x to 2**-22 relative; float32 rounds to 2**-24): the operands of tf32x3's three tensor-core products, split once
+here instead of on every tile load (kernels/gemm_tma.py, PRESPLIT).
 """
 import triton
 import triton.language as tl
@@ -25,15 +21,15 @@ def _tf32_round(x):
     return (((x.to(tl.uint32, bitcast=True) + 0x1000) & 0xFFFFE000)).to(tl.float32, bitcast=True)
 
 
-@triton.jit(do_not_specialize=["unit"])
-def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, stride_yc, unit,
-                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr, SCALAR: tl.constexpr):
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
+                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr):
     # int64: either offset can pass 2**31 elements (a matrix strided both ways, a large R).
     r = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
     c = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
     mask = (r[:, None] < R) & (c[None, :] < C)
-    tile = tl.load(x_ptr + r[:, None] * stride_xr + c[None, :] * (unit if SCALAR else stride_xc), mask=mask)
-    y_offs = r[:, None] * stride_yr + c[None, :] * (unit if SCALAR else stride_yc)
+    tile = tl.load(x_ptr + r[:, None] * stride_xr + c[None, :] * stride_xc, mask=mask)
+    y_offs = r[:, None] * stride_yr + c[None, :] * stride_yc
     if SPLIT_TF32:
         # The high part is x truncated to TF32 (Inf and NaN stay whole), so the remainder x - hi
         # (exact) has x's sign; it is rounded to TF32, as the tensor cores would truncate it.
