@@ -41,7 +41,8 @@ def _two_gpus():
 @pytest.mark.parametrize("tuned", [False, True], ids=["heuristic", "tuned"])
 def test_multigpu_products_on_another_device(tuned, path, monkeypatch, tmp_path):
     """cuda:1, then cuda:0, then cuda:1 again in one process, with cuda:0 current throughout:
-    every kernel path (and the TF32 staging copy) computes on the operands' device."""
+    every kernel path (the TF32 staging copy and the one-row kernel too) computes on the operands'
+    device."""
     _two_gpus()
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "1" if tuned else "0")
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
@@ -52,10 +53,12 @@ def test_multigpu_products_on_another_device(tuned, path, monkeypatch, tmp_path)
             out = tritonmm.mm(a, b, input_precision=prec)
             assert out.device == torch.device(dev)
             assert rel_err(out, a, b) < (1e-2 if dtype == torch.bfloat16 else 2e-3), (dev, dtype, prec)
-            x, w, bias = (torch.randn(*s, device=dev) for s in ((3, 40, 64), (48, 64), (48,)))
-            y = tritonmm.linear(x, w, bias, "gelu", input_precision="ieee")
-            ref = torch.nn.functional.gelu(torch.nn.functional.linear(x.double(), w.double(), bias.double()))
-            assert ((y.double() - ref).norm() / ref.norm()) < 1e-5
+            # (3, 40) rows, and one row of a decode step: the one-row kernel (kernels/gemv.py)
+            for rows in ((3, 40), (1,)):
+                x, w, bias = (torch.randn(*s, device=dev) for s in ((*rows, 64), (2048, 64), (2048,)))
+                y = tritonmm.linear(x, w, bias, "gelu", input_precision="ieee")
+                ref = torch.nn.functional.gelu(torch.nn.functional.linear(x.double(), w.double(), bias.double()))
+                assert ((y.double() - ref).norm() / ref.norm()) < 1e-5, rows
         assert torch.cuda.current_device() == 0
     torch.cuda.synchronize(0)
     torch.cuda.synchronize(1)
