@@ -77,7 +77,7 @@ _NARROW = {
 # one_row.py): 8x512 on 4 warps streamed 4096x14336, 14336x4096 and 4096x4096 weights at 1.03 / 1.00 /
 # 1.13x cuBLAS, 82-83% of the read bandwidth on the large two (a Triton read of the same bytes: 86-87%);
 # 8x1024 on 8 warps 1.00 / 1.03 / 1.11 (85% at 14336x4096); 4x1024 with 3 stages within 4% of 8x512;
-# 2x2048 and 16x256 up to 17% slower. The tensor-core tiles ran 1.00 / 0.97 / 1.07 there. For a B that
+# 2x2048 and 16x256 up to 20% slower. The tensor-core tiles ran 1.00 / 0.97 / 1.07 there. For a B that
 # runs along N (x @ W), 8x512 ran 0.61-0.77x cuBLAS and 64-256 columns a program 0.03-0.36x (strided
 # reads), where the pointer kernel's tiles ran 0.98-1.01x: not offered.
 _GEMV = [(8, 512, 1, 4), (8, 1024, 1, 8), (4, 1024, 3, 4)]

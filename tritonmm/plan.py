@@ -140,9 +140,9 @@ def _few_tiles(facts, M, N) -> bool:
 
 def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False) -> bool:
     """The kernel path rule, in one place: the TMA kernel on Hopper for products of more than one
-    row whose tiles fill the GPU, when large (aligned operands; ``captured``: launched into a CUDA graph, where large
-    starts lower), or when compute-bound enough to pay for staging what TMA cannot read
-    (``staged_bytes``: what the copies move, 0 when none is needed)."""
+    row whose tiles fill the GPU, when large (aligned operands; ``captured``: launched into a CUDA
+    graph, where large starts lower), or when compute-bound enough to pay for staging what TMA
+    cannot read (``staged_bytes``: what the copies move, 0 when none is needed)."""
     macs = M * N * K
     if not facts.tma or M < TMA_MIN_ROWS or _few_tiles(facts, M, N):
         return False

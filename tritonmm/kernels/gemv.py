@@ -11,7 +11,7 @@ an SM at once, and their loads in flight are what keeps HBM busy. A weight row-m
 
 The grid is (batch * column blocks * M,), rows fastest: the rows of A that share a block of
 B run together, so B's tiles come from L2 after the first (for M > 1, when a config pins it).
-Products in fp32 are exact fp32 sums whatever the precision asked (more exact than TF32).
+float32 products are fp32 multiply-adds whatever precision is asked: as exact as IEEE, more than TF32.
 """
 import triton
 import triton.language as tl
