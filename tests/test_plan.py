@@ -124,7 +124,7 @@ def test_tuner_offers_the_one_row_kernel_to_one_row_products(device):
 
 def test_one_row_kernel_reads_the_callers_tensors(device):
     """A product whose path stages operands (here TF32's K-major copy of B) runs the one-row kernel on
-    the caller's a, b and out as they are, and its relaunch record repeats no copy."""
+    the caller's a, b and out as they are."""
     a, b = operands(1, 40, 96, torch.float32, "NN", device)
     out = torch.full((1, 40), float("nan"), device=device)
     launch = Product(a, b, out, "tf32")
@@ -138,8 +138,8 @@ def test_one_row_kernel_reads_the_callers_tensors(device):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_copies_of_unaligned_rows(dtype, device):
-    """The staging copies: unaligned rows into an aligned buffer and back, an odd base, a transposing
-    copy; exact, into NaN."""
+    """The staging copies, exact: unaligned rows into an aligned buffer and back into a NaN-filled one,
+    an odd base, a transposing copy."""
     x = torch.randn(67, 131, device=device).to(dtype)
     staged = plan._aligned_copy(x)
     assert torch.equal(staged, x) and staged.stride(0) * staged.element_size() % 16 == 0
