@@ -134,6 +134,9 @@ def test_one_row_kernel_reads_the_callers_tensors(device):
     assert [t.data_ptr() for t in args[:3]] == [a.data_ptr(), b.data_ptr(), out.data_ptr()]
     launch.run(cfg)
     assert rel_err(out, a, b) < 1e-5  # fp32 sums on the FMA units: exact as IEEE, whatever TF32 allows
+    # Offered by B's contiguity as the caller gave it (here along N), not the staged copy's (along K)
+    assert launch.b.stride(0) == 1 and not any(config_space.is_gemv(c) for c in launch.candidates())
+    assert not config_space.is_gemv(launch.heuristic())
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)

@@ -297,9 +297,9 @@ class Product:
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
                  captured=None):
         self.traced = validation.traced(a)
-        # The caller's operands and out: what the one-row kernel reads and writes. The others read
-        # self.a, self.b and write self.c, staged copies where the path needs them.
-        self.given = (a, b, c)
+        # The caller's operands: what the one-row kernel reads (and self.out it writes). The others
+        # read self.a, self.b and write self.c, staged copies where the path needs them.
+        self.given = (a, b)
         # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
         self.captured = (not self.traced and capturing(a)) if captured is None else captured
         self.batched = a.dim() == 3
@@ -446,7 +446,7 @@ class Product:
             tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
             grid = (self.Z * self.M * triton.cdiv(self.N, tile["BLOCK_N"]),)
             constants = {k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}
-            return [(gemv_kernel, grid, self._pointer_args(*self.given), dict(constants, **tile),
+            return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out), dict(constants, **tile),
                      dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))]
         ranges = self.row_ranges(cfg)
         if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
@@ -522,8 +522,9 @@ class Product:
 
     @property
     def _b_k_contiguous(self) -> bool:
-        """Whether B's elements run along K (x @ W.T: a weight's rows), the one-row kernel's best case."""
-        return self.b.stride(-2) == 1
+        """Whether the caller's B (which the one-row kernel reads, not a staged copy) runs along K
+        (x @ W.T: a weight's rows), the one-row kernel's best case."""
+        return self.given[1].stride(-2) == 1
 
     def candidates(self) -> list:
         """The configs tuning times: the family's space (and its narrow tiles for products of few
