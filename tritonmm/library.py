@@ -99,6 +99,17 @@ def scaled_mm(a, b, scale_a, scale_b, bias, out_dtype):
     return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
 
 
+def records_grad(*tensors) -> bool:
+    """Whether autograd records a gradient for a call on these (None stands for an absent bias; a
+    non-tensor records nothing, and the checks refuse it). A loop, not any(): every eager call
+    asks, and a generator costs more than the test."""
+    if torch.is_grad_enabled():
+        for t in tensors:
+            if getattr(t, "requires_grad", False):
+                return True
+    return False
+
+
 def _in_graph(t: torch.Tensor) -> bool:
     """Compiling or tracing (fake tensors): the operators, which graphs can record."""
     return torch.compiler.is_compiling() or validation.traced(t)
@@ -107,7 +118,7 @@ def _in_graph(t: torch.Tensor) -> bool:
 def _gradient_product(a, b, precision):
     """a @ b inside a gradient formula: the operator in a graph, the differentiable Function where
     this product records a gradient itself (create_graph), the planner directly otherwise."""
-    if _in_graph(a) or torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+    if _in_graph(a) or records_grad(a, b):
         return apply("mm" if a.dim() == 2 else "bmm", a, b, precision, None)
     return plan.product(a, b, precision=precision)
 

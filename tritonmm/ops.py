@@ -16,20 +16,9 @@ import torch
 from . import config_space, library, plan, validation
 
 
-def _records_grad(*tensors) -> bool:
-    """Whether autograd records a gradient for this call (None stands for an absent bias; a
-    non-tensor records nothing, and the checks refuse it). A loop, not any(): every eager call
-    asks, and a generator costs more than the test."""
-    if torch.is_grad_enabled():
-        for t in tensors:
-            if getattr(t, "requires_grad", False):
-                return True
-    return False
-
-
 def _needs_op(*tensors) -> bool:
     """Compiling, or a gradient to record: go through the registered operator."""
-    return torch.compiler.is_compiling() or _records_grad(*tensors)
+    return torch.compiler.is_compiling() or library.records_grad(*tensors)
 
 
 def _relaunched(a, b, out, config, input_precision, matrices=False):
@@ -50,7 +39,7 @@ def _as_list(pinned):
 
 
 def _no_grad_out(out, *tensors):
-    if out is not None and _records_grad(*tensors):
+    if out is not None and library.records_grad(*tensors):
         raise ValueError("out= does not record a gradient, and an input requires one; call without out=, "
                          "or under torch.no_grad()")
 
@@ -158,7 +147,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     precision, pinned = _common(x.dtype, config, input_precision)
     x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
     if _needs_op(x, weight, bias):
-        fused = "none" if _records_grad(x, weight, bias) else activation
+        fused = "none" if library.records_grad(x, weight, bias) else activation
         y = library.apply("linear", x2, weight, bias, fused, precision, _as_list(pinned))
         if fused != activation:
             y = plan.epilogue_reference(y, None, activation)

@@ -440,21 +440,24 @@ class Product:
                 self._tma_args(*row_views(r0, r1, self.a, self.b, self.c, self.bias, *self.scales)),
                 dict(self.constants, **tile), dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
 
+    def _epilogue(self) -> dict:
+        """The epilogue's constants (scales, bias, activation), for kernels that take no others."""
+        return {k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}
+
     def steps(self, cfg: triton.Config) -> list:
         """The launches of this product under cfg: (kernel, grid, args, constants, launch options), in order."""
+        options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)
         if config_space.is_gemv(cfg):  # the caller's operands and out, as they are (self.staged: not for it)
             tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
             grid = (self.Z * self.M * triton.cdiv(self.N, tile["BLOCK_N"]),)
-            constants = {k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}
-            return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out), dict(constants, **tile),
-                     dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))]
+            return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out), dict(self._epilogue(), **tile),
+                     options)]
         ranges = self.row_ranges(cfg)
         if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
             (r0, r1), (r2, r3) = ranges
             return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, config_space.tail_config(r3 - r2, self.N))]
         split = self.split(cfg)
         tile = config_space.kernel_params(cfg)
-        options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)
         if split == 1:
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
@@ -464,12 +467,10 @@ class Product:
         ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
         first = (gemm_kernel, self.grid(tile, split),
                  (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
-                 dict(self.constants, **tile, BIAS="none", ACTIVATION="none", SCALE_A="none", SCALE_B="none",
-                      SPLIT_K=split), options)
+                 dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split), options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),
-                  dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128,
-                       **{k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}),
+                  dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
                   dict(num_warps=4))
         return [first, second]
 
