@@ -142,10 +142,11 @@ def test_one_row_kernel_reads_the_callers_tensors(device):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_copies_of_unaligned_rows(dtype, device):
     """The staging copies, exact: unaligned rows into an aligned buffer and back into a NaN-filled one,
-    an odd base, a transposing copy."""
+    an odd base, a transposing copy; inner tiles (unmasked) and edge tiles (masked) both."""
     x = torch.randn(67, 131, device=device).to(dtype)
     staged = plan._aligned_copy(x)
-    assert torch.equal(staged, x) and staged.stride(0) * staged.element_size() % 16 == 0
+    assert torch.equal(staged, x) and staged.stride(0) % plan.ROW_PAD == 0
+    assert staged.stride(0) * staged.element_size() % 16 == 0
     back = torch.full((67, 131), float("nan"), device=device).to(dtype)
     assert torch.equal(plan.copy(staged, back), x)
     offset = torch.randn(67 * 128 + 1, device=device).to(dtype)[1:].view(67, 128)  # aligned stride, odd base

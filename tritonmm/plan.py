@@ -162,10 +162,16 @@ def _c_staged_bytes(c: torch.Tensor) -> int:
     return 0 if _tma_source(c) is not None and c.stride(1) == 1 else 2 * c.numel() * c.element_size()
 
 
+# Staged buffers' rows are padded to a multiple of this many elements: 16 bytes or more, as TMA needs,
+# and a row stride that Triton specializes as divisible by 16, so copy_kernel moves 16 bytes an access
+# on the buffer's side (a stride of 4104 = 8 * 513 elements left every access at 2 bytes; PTX for sm_90).
+ROW_PAD = 16
+
+
 def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
-    """A (rows, cols) row-major view of a new buffer whose rows start 16 bytes apart (TMA's rule)."""
-    per = 16 // like.element_size()
-    return torch.empty((rows, triton.cdiv(cols, per) * per), dtype=like.dtype, device=like.device)[:, :cols]
+    """A (rows, cols) row-major view of a new buffer whose rows start a multiple of ROW_PAD elements
+    apart (16-byte aligned rows: TMA's rule)."""
+    return torch.empty((rows, triton.cdiv(cols, ROW_PAD) * ROW_PAD), dtype=like.dtype, device=like.device)[:, :cols]
 
 
 def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Session 10, device run 3: the bf16 sweep with the vectorized staging copies (fresh cache, 3 rounds),
+# and Triton memcheck over the sanitizer's products (staged copies' inner and edge tiles included).
+OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+TRITONMM_CACHE_DIR=/tmp/tc-s10r3-bf16 timeout 300 python3 -m bench --preset sweep --dtype bf16 --rounds 3 \
+  --out $OUT/sweep_bf16 2>$OUT/sweep_bf16.err > $OUT/sweep_bf16.log; echo "bf16 exit $?"
+TRITONMM_CACHE_DIR=/tmp/tc-s10r3-s timeout 230 compute-sanitizer --tool memcheck --error-exitcode 1 \
+  python3 tests/sanitize_triton.py > $OUT/san-triton.log 2>&1
+echo "memcheck exit $? $(grep -E 'ERROR SUMMARY|sanitize_triton' $OUT/san-triton.log | tr '\n' ' ')"
+grep -E "WRONG" $OUT/san-triton.log | head -5
+grep -E "^bf16 " $OUT/sweep_bf16.log | awk '$6 < 0.9 {print}' | cut -c1-200; grep -E "over 46" $OUT/sweep_bf16.log
+grep -E "^bf16 +(1|16|64)x|x1531|x1027|x2051|x2999|x2049 |4096x4096x4096|8192x8192" $OUT/sweep_bf16.log | cut -c1-200
