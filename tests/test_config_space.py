@@ -117,12 +117,13 @@ def test_config_lists_round_trip():
 
 
 def test_prefetch_variants():
-    """with_prefetch: each config then its PREFETCH twin, none for the one-row kernel's; the kernel
-    never sees PREFETCH among its tile parameters (the planner passes it where it applies)."""
+    """with_prefetch: each split-K config then its PREFETCH twin (none for one slice, nor for the one-row
+    kernel's); the kernel never sees PREFETCH among its tile parameters (the planner passes it where
+    it applies)."""
     cfgs = [cs.make_config(64, 64, 128, 4, 4), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=2)] + cs.gemv_space()[:1]
     out = cs.with_prefetch(cfgs)
-    assert [cs.prefetch(c) for c in out] == [False, True, False, True, False]
-    assert out[3].kwargs == dict(cfgs[1].kwargs, PREFETCH=1) and "PREFETCH" not in cs.kernel_params(out[1])
+    assert [cs.prefetch(c) for c in out] == [False, False, True, False]
+    assert out[2].kwargs == dict(cfgs[1].kwargs, PREFETCH=1) and "PREFETCH" not in cs.kernel_params(out[2])
 
 
 def test_narrow_tiles_only_where_64x64_tiles_leave_sms_idle():

@@ -153,16 +153,17 @@ def test_prefetch_against_float64(shape, layout, dtype, device, pointer):
 
 
 def test_tuner_offers_prefetch_where_loads_are_not_pipelined(device, pointer):
-    """Unaligned 16-bit operands: every config beside its PREFETCH variant, and tuning keys of their
-    own. Aligned ones, or float32 (cp.async of 4 bytes): none, and a pinned PREFETCH launches the plain
-    loop there."""
-    unaligned = Product(*operands(33, 65, 31, torch.bfloat16, "NN", device), nan_out(33, 65, torch.bfloat16, device),
-                        "native")
+    """Unaligned 16-bit operands: each split-K config beside its PREFETCH variant, and tuning keys of
+    their own. Aligned ones, or float32 (cp.async of 4 bytes): none, and a pinned PREFETCH launches the
+    plain loop there."""
+    unaligned = Product(*operands(33, 65, 1031, torch.bfloat16, "NN", device),
+                        nan_out(33, 65, torch.bfloat16, device), "native")
     cands = unaligned.candidates()
-    plain = [c for c in cands if not config_space.prefetch(c)]
-    assert not unaligned.async_loads and len(plain) == len(cands) // 2
-    assert all(config_space.make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(c.kwargs, PREFETCH=1))
-               in cands for c in plain)
+    split = [c for c in cands if config_space.split_k(c) > 1 and not config_space.prefetch(c)]
+    assert not unaligned.async_loads and split and len(cands) == len(set(map(str, cands)))
+    assert [c for c in cands if config_space.prefetch(c)] == [
+        config_space.make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(c.kwargs, PREFETCH=1))
+        for c in split]
     assert "+unpipelined" in unaligned.cache_key() and "NN+unpipelined" in unaligned.tuning_key
     for dtype in (torch.bfloat16, torch.float32):
         aligned = Product(*operands(32, 64, 48, dtype, "NN", device), nan_out(32, 64, dtype, device),

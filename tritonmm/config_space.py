@@ -281,19 +281,21 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     return out
 
 
-# The pointer kernel's loads a step ahead (kernels/gemm.py, PREFETCH), offered to the tuner beside
-# each config for products whose 8- or 16-bit operands Triton cannot pipeline (plan._async_loads:
-# rows not provably 16 elements aligned). Session 10, run 5 (bf16, graph replay, operands rotated
-# past the L2, notes/experiments/prefetch.py): the step-ahead loads ran 0.4-2.0x the plain loop by
-# config: 128x128x64 on 8 warps 1.2-2.0x everywhere, 64x64x128 split 2 at 77x4099x2049 31.7 -> 28.6 us
-# (0.83 -> 0.92x cuBLAS), 64x128x64 on 4 warps 0.4x. No rule by tile held on all five shapes, so the
-# tuner times both.
+# The pointer kernel's loads a step ahead (kernels/gemm.py, PREFETCH), offered to the tuner beside the
+# split-K configs of products whose 8- or 16-bit operands Triton cannot pipeline (plan._async_loads: rows
+# not provably 16 elements aligned). Session 10, run 5 (bf16, graph replay, operands rotated past the L2,
+# notes/experiments/prefetch.py, PREFETCH 0 -> 1): 64x64x128 split 2 at 77x4099x2049 31.7 -> 28.6 us
+# (0.83 -> 0.92x cuBLAS, the best of every config there), at 1023x1025x1027, 2047x2049x2051 and
+# 256x1000x2048 0.90-0.96x, 0.96x and 0.50x; without a split 0.4-2.0x by tile, never the shape's best.
+# Each variant is one more compile a tuned shape pays: offered beside every config, run 6's sweep tuned
+# 1023x1025x1027 in 72 s (6 s in run 3). So only beside split configs: products of few tiles, where the
+# loads' latency bounds the kernel.
 def with_prefetch(cfgs) -> list:
-    """cfgs, each followed by its PREFETCH variant (the one-row kernel's configs aside)."""
+    """cfgs, each split-K config followed by its PREFETCH variant."""
     out = []
     for c in cfgs:
         out.append(c)
-        if not is_gemv(c):
+        if split_k(c) > 1:
             out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(c.kwargs, PREFETCH=1)))
     return out
 
