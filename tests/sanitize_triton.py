@@ -6,7 +6,7 @@
 The Triton counterpart of cuda_reference/sanitize.py (a script, not a test module: pytest does
 not collect it). Covers the pointer and the TMA kernel (TMA_MIN_MACS lowered to 0, so small
 products take it on Hopper, unaligned ones through staged copies), split-K's two passes, the
-pointer kernel's loads a step ahead (PREFETCH), the one-row kernel, every dtype and float32 precision in every layout (TF32
+one-row kernel, every dtype and float32 precision in every layout (TF32
 stages non-K-major operands through the transpose kernel first), batched products with a
 broadcast operand, and every bias kind with every activation. Shapes are small (the tools
 slow kernels down a hundredfold) but have partial tiles in M, N and K, rows that are not
@@ -109,20 +109,16 @@ def main() -> int:
             paths["tma wave-tail"] += 1
             ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
             check(f"wave-tail 128x128 {M}x{N}x{K}", out, ref, 2e-3)
-    # The pointer kernel pinned: split-K (3 slices), and loads a step ahead (PREFETCH, on operands whose
-    # loads Triton cannot pipeline; elsewhere the plain loop runs) in one slice and in three.
-    plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = float("inf")
-    for split, prefetch in ((3, 0), (1, 1), (3, 1)):
-        for dtype, precision, bound in PRECISIONS:
-            for M, N, K in SHAPES:
-                a, b = operands(M, N, K, dtype, "NT", "cuda")
-                cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, SPLIT_K=split, PREFETCH=prefetch, num_warps=4,
-                           num_stages=2)
-                bias = torch.randn(N, device="cuda").to(dtype)
-                out = tritonmm.linear(a, b.T, bias, "silu", config=cfg, input_precision=precision)
-                paths[f"pointer{' split-K' if split > 1 else ''}{' prefetch' if prefetch else ''}"] += 1
-                ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
-                check(f"pointer split {split} prefetch {prefetch} {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
+    plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = float("inf")  # split-K: the pointer kernel, 3 slices
+    for dtype, precision, bound in PRECISIONS:
+        for M, N, K in SHAPES:
+            a, b = operands(M, N, K, dtype, "NT", "cuda")
+            cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, SPLIT_K=3, num_warps=4, num_stages=2)
+            bias = torch.randn(N, device="cuda").to(dtype)
+            out = tritonmm.linear(a, b.T, bias, "silu", config=cfg, input_precision=precision)
+            paths["pointer split-K"] += 1
+            ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
+            check(f"split-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
     # The one-row kernel: one row, three rows pinned, batched. silu, not gelu: at 1x1x1 the one element's
     # relative error is the activation's, and fp32's erf form loses digits to cancellation where x << 0.
     for dtype, precision, bound in PRECISIONS:

@@ -109,21 +109,10 @@ def test_wave_tail_rule():
 
 def test_config_lists_round_trip():
     for cfg in (cs.make_config(128, 256, 64, 4, 8), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=4),
-                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1), cs.make_config(64, 64, 128, 4, 4, PREFETCH=1)):
+                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1)):
         assert cs.from_list(cs.as_list(cfg)).kwargs == cfg.kwargs
     assert cs.from_list([64, 64, 32, 8, 4, 3]).kwargs == cs.make_config(64, 64, 32, 3, 4).kwargs  # before SPLIT_K
     assert cs.from_list([64, 64, 32, 8, 4, 3, 2]).kwargs == cs.make_config(64, 64, 32, 3, 4, SPLIT_K=2).kwargs
-    assert cs.from_list([64, 64, 32, 8, 4, 3, 1, 0]).kwargs == cs.make_config(64, 64, 32, 3, 4).kwargs  # before PREFETCH
-
-
-def test_prefetch_variants():
-    """with_prefetch: each split-K config then its PREFETCH twin (none for one slice, nor for the one-row
-    kernel's); the kernel never sees PREFETCH among its tile parameters (the planner passes it where
-    it applies)."""
-    cfgs = [cs.make_config(64, 64, 128, 4, 4), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=2)] + cs.gemv_space()[:1]
-    out = cs.with_prefetch(cfgs)
-    assert [cs.prefetch(c) for c in out] == [False, False, True, False]
-    assert out[2].kwargs == dict(cfgs[1].kwargs, PREFETCH=1) and "PREFETCH" not in cs.kernel_params(out[2])
 
 
 def test_narrow_tiles_only_where_64x64_tiles_leave_sms_idle():

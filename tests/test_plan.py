@@ -5,7 +5,7 @@ import torch
 from conftest import HAS_GPU, every_product_on_tma, rel_err
 
 import tritonmm
-from tritonmm import config_space, device as devices, plan, validation
+from tritonmm import config_space, device as devices, plan
 from tritonmm.plan import Product
 from tritonmm.tune import operands
 
@@ -120,58 +120,6 @@ def test_tuner_offers_the_one_row_kernel_to_one_row_products(device):
     a, b = operands(2, 64 * sms, 4096, torch.bfloat16, "NT", device)
     launch = Product(a, b, torch.empty(2, 64 * sms, dtype=torch.bfloat16, device=device), "native")
     assert not any(config_space.is_gemv(c) for c in launch.candidates() + [launch.heuristic()])
-
-
-def test_async_loads_rule(device):
-    """plan._async_loads: which operands Triton pipelines on the pointer kernel (16-element aligned rows,
-    as it specializes pointers and ints), and so which products get PREFETCH variants."""
-    bf = torch.bfloat16
-    x = torch.randn(64, 128, device=device).to(bf)
-    assert plan._async_loads(x) and plan._async_loads(x.T)  # row-major, and a transposed view
-    assert not plan._async_loads(torch.randn(64, 120, device=device).to(bf))  # row stride 120: 8 * 15
-    assert not plan._async_loads(x[:, :100])  # contiguous size 100: the mask varies within 16 elements
-    assert not plan._async_loads(torch.randn(64 * 128 + 1, device=device).to(bf)[1:].view(64, 128))  # base
-    assert not plan._async_loads(x[::2, ::2])  # no unit stride
-    assert plan._async_loads(torch.randn(64, 120, device=device))  # 4-byte elements: cp.async of 4 bytes
-    assert plan._async_loads(torch.randn(3, 64, 128, device=device).to(bf))
-    flat = torch.randn(3 * (64 * 128 + 8), device=device).to(bf)
-    assert not plan._async_loads(flat.as_strided((3, 64, 128), (64 * 128 + 8, 128, 1)))  # the batch stride
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
-@pytest.mark.parametrize("shape", [(33, 65, 31), (70, 37, 200), (1, 40, 129)], ids=lambda s: "x".join(map(str, s)))
-def test_prefetch_against_float64(shape, layout, dtype, device, pointer):
-    """The pointer kernel with its loads a step ahead (PREFETCH), on unaligned 16-bit operands, one
-    slice and split over K (the step after a slice's last is never added), every layout."""
-    a, b = operands(*shape, dtype, layout, device)
-    for split in (1, 3):
-        cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, SPLIT_K=split, PREFETCH=1, num_warps=4, num_stages=2)
-        launch = Product(a, b, nan_out(shape[0], shape[1], dtype, device), "native")
-        assert not launch.async_loads and launch.steps(validation.check_config(cfg))[0][3]["PREFETCH"] == 1
-        assert rel_err(tritonmm.mm(a, b, config=cfg), a, b) < BOUND[dtype], split
-
-
-def test_tuner_offers_prefetch_where_loads_are_not_pipelined(device, pointer):
-    """Unaligned 16-bit operands: each split-K config beside its PREFETCH variant, and tuning keys of
-    their own. Aligned ones, or float32 (cp.async of 4 bytes): none, and a pinned PREFETCH launches the
-    plain loop there."""
-    unaligned = Product(*operands(33, 65, 1031, torch.bfloat16, "NN", device),
-                        nan_out(33, 65, torch.bfloat16, device), "native")
-    cands = unaligned.candidates()
-    split = [c for c in cands if config_space.split_k(c) > 1 and not config_space.prefetch(c)]
-    assert not unaligned.async_loads and split and len(cands) == len(set(map(str, cands)))
-    assert [c for c in cands if config_space.prefetch(c)] == [
-        config_space.make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(c.kwargs, PREFETCH=1))
-        for c in split]
-    assert "+unpipelined" in unaligned.cache_key() and "NN+unpipelined" in unaligned.tuning_key
-    for dtype in (torch.bfloat16, torch.float32):
-        aligned = Product(*operands(32, 64, 48, dtype, "NN", device), nan_out(32, 64, dtype, device),
-                          "ieee" if dtype == torch.float32 else "native")
-        assert aligned.async_loads and not any(config_space.prefetch(c) for c in aligned.candidates())
-        assert "+unpipelined" not in aligned.cache_key()
-        cfg = validation.check_config(dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, PREFETCH=1))
-        assert aligned.steps(cfg)[0][3]["PREFETCH"] == 0
 
 
 def test_one_row_kernel_reads_the_callers_tensors(device):

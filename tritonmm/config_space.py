@@ -11,7 +11,7 @@ import torch
 
 from .validation import FP8_DTYPES
 
-TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL", "PREFETCH")
+TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
@@ -125,18 +125,14 @@ def narrow(family_name: str, M, N, num_sms) -> list:
     return narrow_space(family_name) if triton.cdiv(M, 64) * triton.cdiv(N, 64) < num_sms else []
 
 
-def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0,
-                PREFETCH=0) -> triton.Config:
+def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
     """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1, TAIL
-    (the last wave's rows in a launch of smaller tiles, tail_rows) and PREFETCH (the pointer
-    kernel's loads a step ahead, where Triton cannot pipeline them: with_prefetch) only when 1."""
+    (the last wave's rows in a launch of smaller tiles, tail_rows) only when 1."""
     tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
     if SPLIT_K != 1:
         tile["SPLIT_K"] = SPLIT_K
     if TAIL:
         tile["TAIL"] = 1
-    if PREFETCH:
-        tile["PREFETCH"] = 1
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
@@ -148,14 +144,9 @@ def tail(cfg: triton.Config) -> bool:
     return bool(cfg.kwargs.get("TAIL", 0))
 
 
-def prefetch(cfg: triton.Config) -> bool:
-    return bool(cfg.kwargs.get("PREFETCH", 0))
-
-
 def kernel_params(cfg: triton.Config) -> dict:
-    """The config's parameters that the block programs take (SPLIT_K, TAIL and PREFETCH are the
-    planner's: Product.steps gives the pointer kernel PREFETCH where it applies)."""
-    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL", "PREFETCH")}
+    """The config's parameters that the block programs take (SPLIT_K and TAIL are the planner's)."""
+    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL")}
 
 
 def space(family_name: str) -> list:
@@ -281,25 +272,6 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     return out
 
 
-# The pointer kernel's loads a step ahead (kernels/gemm.py, PREFETCH), offered to the tuner beside the
-# split-K configs of products whose 8- or 16-bit operands Triton cannot pipeline (plan._async_loads: rows
-# not provably 16 elements aligned). Session 10, run 5 (bf16, graph replay, operands rotated past the L2,
-# notes/experiments/prefetch.py, PREFETCH 0 -> 1): 64x64x128 split 2 at 77x4099x2049 31.7 -> 28.6 us
-# (0.83 -> 0.92x cuBLAS, the best of every config there), at 1023x1025x1027, 2047x2049x2051 and
-# 256x1000x2048 0.90-0.96x, 0.96x and 0.50x; without a split 0.4-2.0x by tile, never the shape's best.
-# Each variant is one more compile a tuned shape pays: offered beside every config, run 6's sweep tuned
-# 1023x1025x1027 in 72 s (6 s in run 3). So only beside split configs: products of few tiles, where the
-# loads' latency bounds the kernel.
-def with_prefetch(cfgs) -> list:
-    """cfgs, each split-K config followed by its PREFETCH variant."""
-    out = []
-    for c in cfgs:
-        out.append(c)
-        if split_k(c) > 1:
-            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(c.kwargs, PREFETCH=1)))
-    return out
-
-
 # Wave-tail split (TMA path, 16-bit): the persistent kernel runs cdiv(tiles, SMs) rounds of tiles, so
 # a last wave holding few tiles costs a whole round. With TAIL, the rows whose tiles fill whole waves
 # run on the config's tiles and the rest in a second launch of small tiles that spreads over every
@@ -367,16 +339,14 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
 
 
 def as_list(cfg: triton.Config) -> list:
-    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K,
-    TAIL, PREFETCH."""
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL."""
     k = cfg.kwargs
     return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg),
-            int(tail(cfg)), int(prefetch(cfg))]
+            int(tail(cfg))]
 
 
 def from_list(values) -> triton.Config:
-    """The inverse of as_list (shorter lists, from before SPLIT_K, TAIL or PREFETCH: one slice, no
-    tail, no prefetch)."""
+    """The inverse of as_list (shorter lists, from before SPLIT_K and TAIL: one slice, no tail)."""
     bm, bn, bk, group_m, warps, stages, *rest = values
-    split, tail_, prefetch_ = (list(rest) + [1, 0, 0][len(rest):])[:3]
-    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_, PREFETCH=prefetch_)
+    split, tail_ = (list(rest) + [1, 0][len(rest):])[:2]
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_)

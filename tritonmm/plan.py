@@ -168,24 +168,6 @@ def _c_staged_bytes(c: torch.Tensor) -> int:
 ROW_PAD = 16
 
 
-def _async_loads(t: torch.Tensor, traced: bool = False) -> bool:
-    """Whether the pointer kernel's loads of t's tiles can be copies into shared memory that Triton
-    pipelines (cp.async, 4 to 16 bytes): 4-byte elements, or rows that Triton can prove 16 elements
-    aligned, as it specializes pointers (16-byte aligned) and ints (multiples of 16): t's base, its
-    strides but the unit one, and its size along the unit stride (the bound of the mask along it).
-    Otherwise each element is its own 1- or 2-byte load into registers (PTX for sm_90). Traced (fake
-    tensors, maybe symbolic sizes): from the example values and the storage offset; the answer moves
-    only speed (gemm_kernel's PREFETCH)."""
-    size = t.element_size()
-    if size >= 4:
-        return True
-    base = _hint(t.storage_offset()) * size if traced else t.data_ptr()
-    strides, shape = [_hint(s) for s in t.stride()], [_hint(n) for n in t.shape]
-    inner = len(shape) - 1 if strides[-1] == 1 else len(shape) - 2 if strides[-2] == 1 else None
-    return base % 16 == 0 and inner is not None and shape[inner] % 16 == 0 and \
-        all(s % 16 == 0 for d, s in enumerate(strides) if d != inner)
-
-
 def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
     """A (rows, cols) row-major view of a new buffer whose rows start a multiple of ROW_PAD elements
     apart (16-byte aligned rows: TMA's rule)."""
@@ -362,9 +344,6 @@ class Product:
         a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
         self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
         self.path, self.kernel = "pointer", gemm_kernel
-        # Whether the pointer kernel's loads are pipelined as they are; where not, the tuner also times
-        # them a step ahead (config_space.with_prefetch), and tuning keys keep such products apart.
-        self.async_loads = _async_loads(a, self.traced) and _async_loads(b, self.traced)
         if self._tma_candidate():
             self._try_tma()
         if self.path == "pointer":
@@ -485,8 +464,6 @@ class Product:
             return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, config_space.tail_config(r3 - r2, self.N))]
         split = self.split(cfg)
         tile = config_space.kernel_params(cfg)
-        if self.kernel is gemm_kernel:
-            tile["PREFETCH"] = int(config_space.prefetch(cfg) and not self.async_loads)
         if split == 1:
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
@@ -568,8 +545,6 @@ class Product:
             return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
         if self.can_split:
             kept = config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
-        if self.path == "pointer" and not self.async_loads:
-            kept = config_space.with_prefetch(kept)
         if _hint(self.M) == 1 and self._b_k_contiguous:
             kept += self.prune(config_space.gemv_space())[0]
         return kept
@@ -588,21 +563,14 @@ class Product:
     @property
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
-        return (self.facts.name, self.dtype, self._key_precision, self.path, self._key_layout, self.epilogue,
+        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout, self.epilogue,
                 *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
         from .cache import make_key
-        return make_key(self.facts.name, self.dtype, self._key_precision, self.path, self._key_layout + self.epilogue,
+        return make_key(self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.epilogue,
                         _hint(self.M), _hint(self.N), _hint(self.K))
-
-    @property
-    def _key_layout(self) -> str:
-        """The layout as keys spell it: "+unpipelined" for pointer products whose loads Triton cannot
-        pipeline, whose best tiles differ (64x128x64 ran 0.4x of 64x64x128 there, 1x on aligned rows;
-        session 10, run 5) and whose space holds PREFETCH variants."""
-        return self.layout + ("" if self.path != "pointer" or self.async_loads else "+unpipelined")
 
     @property
     def _key_precision(self) -> str:

@@ -89,11 +89,6 @@ def check_config(config):
         raise ValueError(f"config['TAIL'] must be 1 (the last wave's rows on smaller tiles) or 0, got {params['TAIL']!r}")
     if params.get("TAIL") == 0:
         del params["TAIL"]
-    if params.get("PREFETCH", 1) not in (0, 1) or isinstance(params.get("PREFETCH"), bool):
-        raise ValueError(f"config['PREFETCH'] must be 1 (the pointer kernel's loads a step ahead) or 0, "
-                         f"got {params['PREFETCH']!r}")
-    if params.get("PREFETCH") == 0:
-        del params["PREFETCH"]
     params.setdefault("GROUP_M", 8)
     params.setdefault("num_warps", 4)
     params.setdefault("num_stages", 3)
@@ -109,8 +104,8 @@ def check_config(config):
         if params[key] < 16 and not (one_row and key != "BLOCK_K"):
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
                              f"BLOCK_M=1 pins the one-row kernel, which takes any BLOCK_N")
-    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL") or params.get("PREFETCH")):
-        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K, TAIL or PREFETCH; remove them")
+    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL")):
+        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K or TAIL; remove them")
     if params.get("SPLIT_K", 1) > MAX_SPLIT_K:
         raise ValueError(f"config['SPLIT_K'] must be at most {MAX_SPLIT_K}, got {params['SPLIT_K']}")
     return make_config(**params)

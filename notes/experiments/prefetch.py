@@ -11,6 +11,8 @@ torch.mm and the tuned tritonmm.mm (eager path) beside them. Hypothesis: 1.2x or
 unaligned shapes, nothing on the aligned control (whose PREFETCH rule says 0).
 
     PYTHONPATH=. python3 notes/experiments/prefetch.py
+
+Ran at 8359280 (session 10, run 5), whose gemm_kernel took PREFETCH; reverted (notes/NOTES.md, Session 10).
 """
 import math
 

@@ -17,27 +17,13 @@ from .tiles import epilogue, tile_coords
 
 
 @triton.jit
-def _step_tiles(a_ptrs, b_ptrs, offs_m, offs_n, offs_k, M, N, k_left, UPCAST: tl.constexpr):
-    # One K step's tiles of A and B, k_left elements of K from this step on. Masked lanes read 0,
-    # which adds nothing to the dot product: edge tiles need no padding. Masking every step
-    # measured faster than wrapping edge rows onto valid ones and masking only the last K step:
-    # 1.0-6x on unaligned and x @ W.T shapes, and within 5% on aligned squares
-    # (notes/experiments/pointer_ab.py, session 3).
-    a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
-    b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
-    if UPCAST:  # Triton's CPU interpreter multiplies bf16 bit patterns (triton#11584); numpy has no fp8
-        a, b = a.to(tl.float32), b.to(tl.float32)
-    return a, b
-
-
-@triton.jit
 def gemm_kernel(
     a_ptr, b_ptr, c_ptr, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K,
     stride_az, stride_am, stride_ak, stride_bz, stride_bk, stride_bn, stride_cz, stride_cm, stride_cn,
     stride_bias_m, stride_bias_n,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
-    INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, SPLIT_K: tl.constexpr, PREFETCH: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, SPLIT_K: tl.constexpr,
 ):
     # The grid is (batch * tiles * SPLIT_K,): one axis has room for 2**31 programs, so no batch
     # is too large. The slices of one tile are neighbours, so they run in the same wave.
@@ -63,25 +49,19 @@ def gemm_kernel(
     b_ptrs = b_ptr + z * stride_bz + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn + first * step_b
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    if PREFETCH:
-        # Operands Triton cannot copy asynchronously (rows not 16-byte aligned, or a mask that varies
-        # within 16 bytes) are loaded into registers, which its pipeliner does not overlap with the
-        # dot: each step would wait out a whole load. Here each step's loads are issued one step
-        # ahead, before the previous step's dot (the step after this slice's last is all masked).
-        a, b = _step_tiles(a_ptrs, b_ptrs, offs_m, offs_n, offs_k, M, N, K - first * BLOCK_K, UPCAST)
-        for k in range(first, last):
-            a_ptrs += step_a
-            b_ptrs += step_b
-            k_next = tl.where(k + 1 < last, K - (k + 1) * BLOCK_K, 0)
-            a_next, b_next = _step_tiles(a_ptrs, b_ptrs, offs_m, offs_n, offs_k, M, N, k_next, UPCAST)
-            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-            a, b = a_next, b_next
-    else:
-        for k in range(first, last):
-            a, b = _step_tiles(a_ptrs, b_ptrs, offs_m, offs_n, offs_k, M, N, K - k * BLOCK_K, UPCAST)
-            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-            a_ptrs += step_a
-            b_ptrs += step_b
+    for k in range(first, last):
+        # Masked lanes read 0, which adds nothing to the dot product: edge tiles need no padding.
+        # Masking every step measured faster than wrapping edge rows onto valid ones and masking
+        # only the last K step: 1.0-6x on unaligned and x @ W.T shapes, and within 5% on aligned
+        # squares (notes/experiments/pointer_ab.py, session 3).
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        if UPCAST:  # Triton's CPU interpreter multiplies bf16 bit patterns (triton#11584); numpy has no fp8
+            a, b = a.to(tl.float32), b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        a_ptrs += step_a
+        b_ptrs += step_b
 
     if SPLIT_K > 1:
         z = split.to(tl.int64)  # this slice's partial sums, in the workspace; no epilogue yet
