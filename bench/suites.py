@@ -89,25 +89,28 @@ def model_suite(rounds: int):
                                    "x aten", "loss aten / swap / routed"], disable_numparse=True)
 
 
+class MLPBlock(torch.nn.Module):
+    """x + (gelu_tanh(x @ W1.T + b1) @ W2.T) through tritonmm: the compile suite's function, with
+    bf16 weights of a model of ``width`` as parameters (CUDA-graph trees take those as static inputs)."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        weights = ((torch.randn(4 * width, width, device="cuda") / width ** 0.5).bfloat16(),
+                   torch.randn(4 * width, device="cuda").bfloat16(),
+                   (torch.randn(width, 4 * width, device="cuda") / (4 * width) ** 0.5).bfloat16())
+        self.w1, self.b1, self.w2 = (torch.nn.Parameter(t, requires_grad=False) for t in weights)
+
+    def forward(self, x):
+        return x + tritonmm.matmul(tritonmm.linear(x, self.w1, self.b1, "gelu_tanh"), self.w2.T)
+
+
 def compile_suite(rounds: int):
-    """An MLP block with a residual, calling tritonmm: eager against torch.compile (inductor), in its
-    default mode and in mode="reduce-overhead" (the compiled graph replayed as a CUDA graph, so no host
-    time a call: its weights are parameters, which CUDA-graph trees take as static inputs)."""
+    """MLPBlock: eager against torch.compile (inductor), in its default mode and in
+    mode="reduce-overhead" (the compiled graph replayed through CUDA-graph trees)."""
     rows = []
-
-    class Block(torch.nn.Module):
-        def __init__(self, w1, b1, w2):
-            super().__init__()
-            self.w1, self.b1, self.w2 = (torch.nn.Parameter(t, requires_grad=False) for t in (w1, b1, w2))
-
-        def forward(self, x):
-            return x + tritonmm.matmul(tritonmm.linear(x, self.w1, self.b1, "gelu_tanh"), self.w2.T)
-
     for M, width in ((16, 4096), (128, 4096), (1024, 4096), (4096, 4096)):
         x = torch.randn(M, width, device="cuda").bfloat16()
-        block = Block((torch.randn(4 * width, width, device="cuda") / width ** 0.5).bfloat16(),
-                      torch.randn(4 * width, device="cuda").bfloat16(),
-                      (torch.randn(width, 4 * width, device="cuda") / (4 * width) ** 0.5).bfloat16())
+        block = MLPBlock(width)
         compiled = torch.compile(block, fullgraph=True)
         graphed = torch.compile(block, fullgraph=True, mode="reduce-overhead")
         with torch.no_grad():

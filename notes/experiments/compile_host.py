@@ -8,6 +8,8 @@ which is the larger of host and device when host-bound), and do_bench's median. 
 in both compiled modes (CUDA-graph trees' Python per call), while eager is device-bound.
 
     PYTHONPATH=. python3 notes/experiments/compile_host.py
+
+Run 9 ran the same block defined in this script; it is bench/suites.py's MLPBlock now.
 """
 import time
 
@@ -15,23 +17,11 @@ import torch
 from tabulate import tabulate
 from triton.testing import do_bench
 
-import tritonmm
-
-
-class Block(torch.nn.Module):
-    def __init__(self, w1, b1, w2):
-        super().__init__()
-        self.w1, self.b1, self.w2 = (torch.nn.Parameter(t, requires_grad=False) for t in (w1, b1, w2))
-
-    def forward(self, x):
-        return x + tritonmm.matmul(tritonmm.linear(x, self.w1, self.b1, "gelu_tanh"), self.w2.T)
-
+from bench.suites import MLPBlock
 
 rows = []
 width = 4096
-block = Block((torch.randn(4 * width, width, device="cuda") / width ** 0.5).bfloat16(),
-              torch.randn(4 * width, device="cuda").bfloat16(),
-              (torch.randn(width, 4 * width, device="cuda") / (4 * width) ** 0.5).bfloat16())
+block = MLPBlock(width)
 for M in (16, 128):
     x = torch.randn(M, width, device="cuda").bfloat16()
     fns = {"eager": block, "compiled": torch.compile(block, fullgraph=True),
