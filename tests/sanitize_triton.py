@@ -29,7 +29,9 @@ PRECISIONS = [(torch.float16, None, 2e-3), (torch.bfloat16, None, 1e-2),
               (torch.float32, "ieee", 1e-5), (torch.float32, "tf32", 2e-3), (torch.float32, "tf32x3", 1e-5)]
 # Odd sizes reach only the pointer kernel; (64, 128, 16) and (136, 72, 40) have 16-byte aligned
 # rows in every dtype, so the TMA kernel takes them, the second with partial tiles everywhere.
-SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (136, 72, 40)]
+# (130, 67, 131): unaligned with K past one 64-wide copy tile, so staging copies of A and B have inner
+# (unmasked) tiles too.
+SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (136, 72, 40), (130, 67, 131)]
 EPILOGUE_SHAPES = [(130, 67, 45), (136, 72, 40)]
 BATCHES = [((3,), (1,)), ((2, 1), (3,))]  # broadcast batch dims of a and b
 
@@ -109,6 +111,24 @@ def main() -> int:
             paths["tma wave-tail"] += 1
             ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
             check(f"wave-tail 128x128 {M}x{N}x{K}", out, ref, 2e-3)
+    # The staging copies on their own, inner (unmasked) and edge tiles, into NaN-filled aligned buffers:
+    # unaligned rows into aligned ones, from a transposed view, transposing, and the TF32 split (its parts
+    # sum to x within 2**-22 relative).
+    def buffer(rows, cols, like):
+        return plan._aligned_empty(rows, cols, like).fill_(float("nan"))
+
+    for dtype in (torch.bfloat16, torch.float32, torch.float8_e4m3fn):
+        for R, C in ((67, 131), (130, 257), (64, 64)):
+            x = torch.randn(R, C, device="cuda").to(dtype)
+            for name, src, dst in (("aligned copy", x, buffer(R, C, x)), ("copy of a view", x.T, buffer(C, R, x)),
+                                   ("transposing copy", x, buffer(C, R, x).T)):
+                paths["copy"] += 1
+                check(f"{name} {dtype} {R}x{C}", plan.copy(src, dst).float(), src.float(), 1e-30)
+            if dtype == torch.float32:
+                parts = buffer(2 * R, C, x)
+                plan.copy(x, parts[:R], lo=parts[R:])
+                paths["copy"] += 1
+                check(f"TF32 split {R}x{C}", parts[:R].double() + parts[R:].double(), x, 2.0 ** -21)
     plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = float("inf")  # split-K: the pointer kernel, 3 slices
     for dtype, precision, bound in PRECISIONS:
         for M, N, K in SHAPES:

@@ -154,6 +154,14 @@ def test_copies_of_unaligned_rows(dtype, device):
     assert torch.equal(plan.transpose(x), x.T)
 
 
+@pytest.mark.gpu
+def test_gpu_copy_of_more_than_65535_column_tiles():
+    """A copy wider than 65535 tiles of 64 (a K-major copy of a row-major B has K columns): the copy's
+    grid has one axis, since a grid's second stops at 65535."""
+    x = torch.randn(3, 64 * 65535 + 5, device="cuda")
+    assert torch.equal(plan._aligned_copy(x), x) and torch.equal(plan.transpose(x.T), x)
+
+
 def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch, tmp_path):
     """Graph-timed, split-K's second launch is free; an eager call pays its host time. A split
     config faster on the device by less than that loses to one launch; one faster by more wins;

@@ -90,7 +90,10 @@ CAPTURED_TMA_DIVISOR = 4
 # pad_mm decides: only compute-bound products pay back the copies. From rates measured on the
 # H100 (session 3): the pointer kernel on unaligned rows ~110 TFLOP/s (3000x3001x2999), the
 # TMA kernel ~600, a copy ~2.5 TB/s. Staging wins when bytes / 2.5e12 < 2 * MACs * (1/110e12 -
-# 1/600e12), about MACs >= 27 * bytes; 40 leaves a margin for the extra launches.
+# 1/600e12), about MACs >= 27 * bytes; 40 leaves a margin for the extra launches. The copies
+# measured since move 1.7-2.2 TB/s on large matrices (session 10, copy_rates.py), a break-even
+# of 31-39: the margin is thin, but every product the rule stages in the sweep ran 1.6-3.6x
+# torch.mm there (session 10, runs 3-4).
 STAGE_MIN_MACS_PER_BYTE = 40
 
 # Eagerly, a staged product pays three copies, their buffers and the product's launch on the host
@@ -239,7 +242,7 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None) -> tor
     if not y.numel():
         return y
     assert lo is None or lo.stride() == y.stride(), "the kernel writes lo with y's strides"
-    grid = (triton.cdiv(R, 64), triton.cdiv(C, 64))
+    grid = (triton.cdiv(R, 64) * triton.cdiv(C, 64),)
     args = (x, y, lo, R, C, *x.stride(), *y.stride())
     split = lo is not None
     key = None
@@ -375,7 +378,7 @@ class Product:
         """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
         aligned copy (the caller's tensors are only read), C into an aligned buffer copied into
         out after the kernel. Staged buffers live for the call: memory of up to A, B and C again
-        (tf32x3's split operands: twice A and B)."""
+        (tf32x3's split operands: twice A and B), each row padded to ROW_PAD elements."""
         a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
         c_bytes = _c_staged_bytes(c)

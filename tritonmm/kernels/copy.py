@@ -46,15 +46,22 @@ def _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, mask, SPLIT_TF32: tl.constexpr):
 @triton.jit
 def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
                 BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr):
-    # int64: either offset can pass 2**31 elements (a matrix strided both ways, a large R).
-    r = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
-    c = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
+    # One axis of programs, row tiles by column tiles: a grid's second axis stops at 65535 tiles, and a
+    # K-major copy of a row-major B has K columns. int64 throughout: either offset can pass 2**31
+    # elements (a matrix strided both ways, a large R), and so can a tile's end near R = 2**31.
+    tiles_c = tl.cdiv(C, BLOCK)
+    pid = tl.program_id(0).to(tl.int64)
+    tile_r, tile_c = pid // tiles_c, pid % tiles_c
+    r = tile_r * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    c = tile_c * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     x_offs = r[:, None] * stride_xr + c[None, :] * stride_xc
     y_offs = r[:, None] * stride_yr + c[None, :] * stride_yc
-    if (tl.program_id(0) + 1) * BLOCK <= R and (tl.program_id(1) + 1) * BLOCK <= C:
+    if (tile_r + 1) * BLOCK <= R and (tile_c + 1) * BLOCK <= C:
         # An inner tile, unmasked: a mask that varies along the contiguous dim (c < C with C not a
-        # multiple of 16) keeps the compiler to one element an access on both sides; unmasked, a
-        # side whose rows are 16-byte aligned moves 16 bytes an access (PTX of sm_90, 4097 columns).
+        # multiple of 16) keeps the compiler to one element an access on both sides. Unmasked, a side
+        # whose row stride Triton knows to be a multiple of 16 elements (plan.ROW_PAD) from a 16-byte
+        # aligned base moves 16 bytes an access (PTX for sm_90: st.global.v4 into rows of 4112 bf16,
+        # 2-byte stores into rows of 4104).
         _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, None, SPLIT_TF32)
     else:
         _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, (r[:, None] < R) & (c[None, :] < C), SPLIT_TF32)
