@@ -92,7 +92,7 @@ CAPTURED_TMA_DIVISOR = 4
 # TMA kernel ~600, a copy ~2.5 TB/s. Staging wins when bytes / 2.5e12 < 2 * MACs * (1/110e12 -
 # 1/600e12), about MACs >= 27 * bytes; 40 leaves a margin for the extra launches. The copies
 # measured since move 1.7-2.2 TB/s on large matrices (session 10, copy_rates.py), a break-even
-# of 31-39: the margin is thin, but every product the rule stages in the sweep ran 1.6-3.6x
+# of 31-40: the margin is thin, but every product the rule stages in the sweep ran 1.6-3.6x
 # torch.mm there (session 10, runs 3-4).
 STAGE_MIN_MACS_PER_BYTE = 40
 
