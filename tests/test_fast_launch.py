@@ -2,6 +2,7 @@
 direct launch on the GPU, and the fallback to kernel[grid]."""
 import pytest
 import torch
+import triton
 from conftest import rel_err
 
 import tritonmm
@@ -66,6 +67,127 @@ def test_tma_relaunch_passes_every_tensor_after_the_descriptors(monkeypatch):
     assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
 
 
+def _launcher_36(c_launch, descriptors=0, meta=None):
+    """A launcher laid out as Triton 3.6's CudaLauncher: for a kernel with tensor descriptors, its
+    ``launch`` is a closure over the C function that expands each descriptor first."""
+    def wrap(launcher, tensordesc_indices, tensordesc_meta):
+        def inner(*args):
+            return launcher, tensordesc_indices, tensordesc_meta
+        return inner
+
+    class CudaLauncher:
+        global_scratch_size = profile_scratch_size = 0
+        launch_cooperative_grid, launch_pdl = False, True
+        launch = c_launch if not descriptors else wrap(c_launch, set(range(descriptors)), meta)
+        calls = []  # what Triton's own launcher was handed
+
+        def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+            self.calls.append((gridX, gridY, gridZ, stream, function, *args))
+    return CudaLauncher()
+
+
+class _CLaunch:
+    """Stands in for the C launch function (not a Python function, as the layout check expects)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args):
+        self.calls.append(args)
+
+
+class _Kernel36:
+    function, packed_metadata = "function", "metadata"
+
+    def __init__(self, run):
+        self.run = run
+
+
+def _as_36(monkeypatch, expand):
+    from triton.backends.nvidia import driver
+    monkeypatch.setattr(driver, "_BASE_ARGS_FORMAT", "iiiKKppOOOOOO", raising=False)
+    monkeypatch.setattr(driver, "make_tensordesc_arg", expand)
+
+
+def test_direct_launch_under_a_36_launcher_caches_tensor_maps_by_address(monkeypatch):
+    """Under Triton 3.6's launcher layout, a TMA relaunch calls the C launch function with each
+    descriptor expanded (tensor map, shape, strides), and expands a descriptor again only for an
+    address it has not seen; the pointer kernel's relaunch calls the C function with its arguments."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    expanded = []
+
+    def make_tensordesc_arg(arg, metadata):
+        expanded.append(arg.base.data_ptr())
+        return [("map", arg.base.data_ptr(), metadata), *arg.shape, *arg.strides]
+    _as_36(monkeypatch, make_tensordesc_arg)
+    c_launch = _CLaunch()
+    calls = c_launch.calls
+    x = torch.randn(32, 32)
+    run = _launcher_36(c_launch, 3, ["meta-a", "meta-b", "meta-c"])
+    compiled = fast_launch.Compiled(_Kernel36(run), (4,), ("M", "N"), [TensorDescriptor.from_tensor(x, [16, 16])] * 3)
+    assert compiled.direct is c_launch
+    a, b, c = (torch.randn(32, 32) for _ in range(3))
+    for tensors in ((a, b, c), (a, b, c), (b, a, c)):
+        assert compiled((*tensors, "bias", "scale_a", "scale_b"), 7)
+    # grid, stream, function, cooperative, pdl, two scratch buffers, metadata, launch metadata, both hooks
+    assert calls[0][:13] == (4, 1, 1, 7, "function", False, True, None, None, "metadata", None, None, None)
+    maps = [("map", t.data_ptr(), m) for t, m in zip((a, b, c), ("meta-a", "meta-b", "meta-c"))]
+    assert calls[0][13:] == (maps[0], 32, 32, 32, 1, maps[1], 32, 32, 32, 1, maps[2], 32, 32, 32, 1,
+                             "bias", "scale_a", "scale_b", "M", "N")
+    assert calls[1] == calls[0]
+    assert calls[2][13] == ("map", b.data_ptr(), "meta-a") and calls[2][18] == ("map", a.data_ptr(), "meta-b")
+    # the second call expanded nothing; the third only what changed address (a's and b's descriptors)
+    assert expanded == [a.data_ptr(), b.data_ptr(), c.data_ptr(), b.data_ptr(), a.data_ptr()]
+    assert not run.calls  # around Triton's launcher
+
+    pointer = fast_launch.Compiled(_Kernel36(_launcher_36(c_launch)), (5, 2), ("K",))
+    assert pointer((a, b, c, None, None, None), 3)
+    assert calls[-1] == (5, 2, 1, 3, "function", False, True, None, None, "metadata", None, None, None,
+                         a, b, c, None, None, None, "K")
+
+
+def test_direct_launch_only_under_the_layout_it_was_read_from(monkeypatch):
+    """Another launcher layout (this machine's Triton), scratch memory, descriptors that are not the
+    first arguments, or a launch hook: Triton's own launcher runs."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    desc = TensorDescriptor.from_tensor(torch.randn(32, 32), [16, 16])
+    c_launch = _CLaunch()
+    _as_36(monkeypatch, lambda arg, metadata: [])
+    assert fast_launch.unwrapped(_launcher_36(c_launch, 3, [{}, {}, {}]), 3) is not None
+
+    class Later(type(_launcher_36(c_launch))):  # the launcher's call as Triton 3.8 spells it
+        def __call__(self, gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata,
+                     launch_enter_hook, launch_exit_hook, *args):
+            pass
+    assert fast_launch.unwrapped(Later(), 0) is None
+    _as_36(monkeypatch, lambda arg, metadata, _: [])  # 3.8's make_tensordesc_arg
+    assert fast_launch.unwrapped(_launcher_36(c_launch, 3, [{}, {}, {}]), 3) is None
+    _as_36(monkeypatch, lambda arg, metadata: [])
+    assert fast_launch.unwrapped(_launcher_36(c_launch, 3, [{}, None, {}]), 3) is None  # a descriptor not lowered to TMA
+    assert fast_launch.unwrapped(_launcher_36(c_launch, 3, [{}, {}, {}]), 2) is None
+    scratch = _launcher_36(c_launch)
+    scratch.global_scratch_size = 128
+    assert fast_launch.unwrapped(scratch, 0) is None
+
+    class Hooked:
+        def __init__(self):
+            self.seen = []
+
+        def __call__(self, *args):
+            self.seen.append(args)
+    hook = Hooked()
+    monkeypatch.setattr(triton.knobs.runtime, "launch_enter_hook", hook)
+    kernel = _Kernel36(_launcher_36(c_launch))
+    kernel.launch_metadata = lambda *args: "launch metadata"
+    assert fast_launch.Compiled(kernel, (4,), ("M",), [desc] * 3).direct is None  # descriptors it does not expand
+    pointer = fast_launch.Compiled(kernel, (4,), ("M",))
+    assert pointer.direct is c_launch
+    assert pointer((1, 2, 3), 0) and not c_launch.calls  # a hook to call: through Triton's launcher
+    assert kernel.run.calls[-1][5:8] == ("metadata", "launch metadata", hook)
+
+
 def test_a_refused_direct_call_falls_back_for_good(monkeypatch):
     monkeypatch.setitem(fast_launch._state, "enabled", True)
     compiled = fast_launch.Compiled(_Refusing(), (4,), (1, 2))
@@ -93,6 +215,24 @@ def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
                 assert rel_err(out, a, b) < (1e-2 if dtype == torch.bfloat16 else 1e-5)
     assert fast_launch.enabled() == fast
     assert len(plans) == (2 if fast else 6) * len(shapes)
+    if fast and triton.__version__.startswith("3.6."):  # the launcher layout the direct call was read from
+        assert all(launch.direct is not None for entry in plan._compiled.values() for launch in entry.launches)
+
+
+@pytest.mark.gpu
+def test_gpu_tensor_maps_follow_recycled_and_many_addresses(path):
+    """Relaunches on operands at addresses seen before (the allocator recycles them) with new values,
+    and on more addresses than a descriptor keeps tensor maps for: every result right."""
+    shape = (136, 72, 40)  # partial tiles in M, N and K; 16-byte aligned rows (the TMA path takes it)
+    kept = []
+    for i in range(fast_launch.MAPS_PER_DESCRIPTOR + 8):
+        a, b = operands(*shape, torch.float16, "NN", "cuda")
+        if i % 2:
+            kept.append((a, b))  # held: new addresses; the others' memory is recycled
+        out = torch.full(shape[:2], float("nan"), dtype=torch.float16, device="cuda")
+        tritonmm.mm(a, b, out=out)
+        assert rel_err(out, a, b) < 2e-3
+    assert plan.chosen(a, b, "native")[1] == path
 
 
 @pytest.mark.gpu

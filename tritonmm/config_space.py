@@ -22,10 +22,15 @@ LAUNCH_PARAMS = ("num_warps", "num_stages")
 # 4 never led 16 or 8 by more than 1%, and gave its place to 128x128x64 with 6 stages (best at
 # 512x4096x14336, 0.98x cuBLAS against 0.95 with 5); 64x256x64 on 4 warps was best at 3000x3008x3000
 # (0.82 against 0.80), where the 128-row tiles leave a third wave mostly empty.
+# Session 11 (run 3, notes/experiments/midsize.py, 28 configs pinned on each path, bf16, graph replay,
+# operands rotated past the L2): 64x128x64 and 128x64x64 with 6 stages instead of 4 ran 768^3 at 0.82-0.83x
+# cuBLAS (the space's best 0.77) and 1024^3 at 0.89-0.90 (0.80), on either path: a K loop of 12-16 steps
+# from HBM-cold operands needs more loads in flight; s4 led nowhere s6 did not. BLOCK_K 128 with 3 stages,
+# 2-stage 128x128 tiles (two programs an SM) and 64x64x64 tiles did not lead; 1536^3 stayed at 0.71.
 _SPACES = {
     "16bit": [
         (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8), (128, 128, 64, 5, 4),
-        (128, 128, 64, 6, 4), (64, 256, 64, 4, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 128, 4, 4),
+        (128, 128, 64, 6, 4), (64, 256, 64, 4, 4), (128, 64, 64, 6, 4), (64, 128, 64, 6, 4), (64, 64, 128, 4, 4),
     ],
     "tf32": [
         (128, 256, 32, 3, 8), (128, 256, 32, 3, 8, 4), (256, 128, 32, 3, 8), (128, 128, 64, 3, 8),

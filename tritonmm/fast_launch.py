@@ -10,7 +10,18 @@ directly. The call is the one JITFunction.run itself ends with, the same in Trit
 3.9: grid, stream, function, packed metadata, launch metadata, the launch hooks, then every
 argument in signature order, constexprs included (their values are ignored). Other Triton
 versions, the CPU interpreter, or a TypeError from that call fall back to ``kernel[grid]``.
+
+Below that call, Triton 3.6's launcher (CudaLauncher) still runs Python on every launch: for a
+TMA kernel it expands each host-side descriptor into its tensor map, shape and strides and
+encodes the map again (19.7 us a 64^3 launch against 8.7 for the pointer kernel's, session 11,
+run 1, notes/experiments/launch_parts.py). Where the launcher has 3.6's layout (``unwrapped``)
+and no launch hook is installed, Compiled calls the C launch function under it, with each
+descriptor's expansion cached by the address it describes: a tensor map encodes the address,
+shape, strides and tile, and the cache key fixes all but the address. Other layouts keep
+Triton's launcher.
 """
+import inspect
+
 import triton
 
 from . import validation
@@ -19,6 +30,10 @@ _VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 # The call signature below was read in the 3.6, 3.7, 3.8 and 3.9 sources (JITFunction.run).
 SUPPORTED = (3, 6) <= _VERSION <= (3, 9) and not validation.interpreting()
 _state = {"enabled": SUPPORTED}
+
+# Tensor-map expansions kept per descriptor of a compiled launch, by the address they describe: a
+# model's weights and its allocator's recycled activation buffers repeat a handful of addresses.
+MAPS_PER_DESCRIPTOR = 64
 
 
 def enabled() -> bool:
@@ -40,6 +55,44 @@ def _rebase(desc, tensor):
     return new
 
 
+# Triton 3.6's CudaLauncher: __call__(gridX, gridY, gridZ, stream, function, *args) calls
+# self.launch(grid, stream, function, cooperative, pdl, global scratch, profile scratch, *args), where
+# self.launch is the C function, or for a kernel with tensor descriptors a Python closure that
+# expands each (make_tensordesc_arg) before calling the C function. Read in the 3.6.0 sources.
+_LAUNCHER_CALL_36 = ["self", "gridX", "gridY", "gridZ", "stream", "function", "args"]
+_EXPANDER_CELLS_36 = {"launcher", "tensordesc_indices", "tensordesc_meta"}
+
+
+def unwrapped(run, descriptors: int):
+    """(C launch function, the descriptors' tensor-map metadata or None, make_tensordesc_arg) behind
+    ``run`` (a compiled kernel's launcher) when it has Triton 3.6's layout, the kernel needs no
+    scratch memory and its tensor descriptors are its first ``descriptors`` arguments; else None."""
+    try:
+        from triton.backends.nvidia import driver as nvidia
+        if list(inspect.signature(type(run).__call__).parameters) != _LAUNCHER_CALL_36 or \
+                getattr(nvidia, "_BASE_ARGS_FORMAT", None) != "iiiKKppOOOOOO" or \
+                run.global_scratch_size or run.profile_scratch_size:
+            return None
+        launch = run.launch
+        if not descriptors:  # the C function itself; a Python function here would be an expander
+            return None if inspect.isfunction(launch) else (launch, None, None)
+        cells = inspect.getclosurevars(launch).nonlocals
+        meta = cells.get("tensordesc_meta")
+        expand = nvidia.make_tensordesc_arg
+        if set(cells) != _EXPANDER_CELLS_36 or cells["tensordesc_indices"] != set(range(descriptors)) or \
+                inspect.isfunction(cells["launcher"]) or not meta or any(m is None for m in meta) or \
+                list(inspect.signature(expand).parameters) != ["arg", "metadata"]:
+            return None
+        return cells["launcher"], tuple(meta), expand
+    except (AttributeError, ImportError, TypeError, ValueError):
+        return None
+
+
+def _called(hook) -> bool:
+    """Whether a launch hook is installed: None through Triton 3.7, an empty HookChain from 3.8."""
+    return bool(hook) and bool(getattr(hook, "calls", 1))
+
+
 class Compiled:
     """One compiled kernel, its grid and every argument after the tensors, ready to relaunch.
     ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
@@ -54,21 +107,49 @@ class Compiled:
         self.grid = (tuple(grid) + (1, 1))[:3]
         self.rest = args_after_tensors
         self.descriptors = None if descriptors is None else tuple(_rebase(d, None) for d in descriptors)
+        direct = unwrapped(self.run, 0 if descriptors is None else len(self.descriptors))
+        self.direct, self.maps_meta, self.expand = direct or (None, None, None)
+        self.flags = (self.run.launch_cooperative_grid, self.run.launch_pdl) if direct else None
+        # Per descriptor, its expansions by address (direct launches only).
+        self.maps = tuple({} for _ in self.descriptors or ()) if direct else ()
+
+    def _expanded(self, tensors: tuple) -> list:
+        """The C launcher's arguments for A, B and C: each descriptor's tensor map, shape and strides,
+        encoded once per address."""
+        args = []
+        for i, (maps, t) in enumerate(zip(self.maps, tensors)):
+            address = t.data_ptr()
+            expansion = maps.get(address)
+            if expansion is None:
+                if len(maps) >= MAPS_PER_DESCRIPTOR:
+                    maps.clear()
+                expansion = maps[address] = tuple(self.expand(_rebase(self.descriptors[i], t), self.maps_meta[i]))
+            args += expansion
+        return args
 
     def __call__(self, tensors: tuple, stream) -> bool:
         """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B, C first for
         a TMA kernel, whose descriptors are re-pointed at them); False (nothing launched) if
         this Triton refuses the direct call."""
+        hooks = triton.knobs.runtime
+        enter, leave = hooks.launch_enter_hook, hooks.launch_exit_hook
+        if self.direct is not None and not _called(enter) and not _called(leave):
+            head = tensors if not self.maps else (*self._expanded(tensors), *tensors[len(self.maps):])
+            try:  # the C launcher parses every argument before it launches
+                self.direct(*self.grid, stream, self.function, *self.flags, None, None, self.metadata, None, None, None,
+                            *head, *self.rest)
+            except TypeError:
+                disable()
+                return False
+            return True
         if self.descriptors is not None:
             tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[3:])
         args = tensors + self.rest
-        hooks = triton.knobs.runtime
-        enter = hooks.launch_enter_hook
-        # What JITFunction.run hands the launch hooks; with none installed (None through 3.7, an
-        # empty HookChain from 3.8) nobody reads it, and building it costs 1.6 us.
-        meta = self.kernel.launch_metadata(self.grid, stream, *args) if enter and getattr(enter, "calls", 1) else None
+        # What JITFunction.run hands the launch hooks; with none to call nobody reads it, and building
+        # it costs 1.6 us.
+        meta = self.kernel.launch_metadata(self.grid, stream, *args) if _called(enter) else None
         try:
-            self.run(*self.grid, stream, self.function, self.metadata, meta, enter, hooks.launch_exit_hook, *args)
+            self.run(*self.grid, stream, self.function, self.metadata, meta, enter, leave, *args)
         except TypeError:  # the launcher parses its arguments before it launches anything
             disable()
             return False

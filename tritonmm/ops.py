@@ -21,13 +21,6 @@ def _needs_op(*tensors) -> bool:
     return torch.compiler.is_compiling() or library.records_grad(*tensors)
 
 
-def _relaunched(a, b, out, config, input_precision, matrices=False):
-    """A plain eager call of a product seen before, launched from plan's cache; None otherwise."""
-    if config is not None or _needs_op(a, b):
-        return None
-    return plan.relaunch(a, b, out, None, "none", input_precision, matrices)
-
-
 def _common(dtype, config, input_precision):
     precision = plan.resolve_precision(dtype, validation.check_precision(input_precision))
     pinned = validation.check_config(config) if config is not None else None
@@ -67,9 +60,10 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}`` or a triton.Config) and skips
     tuning; otherwise the config comes from the tuning cache, tuning, or a heuristic.
     """
-    c = _relaunched(a, b, out, config, input_precision, matrices=True)
-    if c is not None:
-        return c
+    if config is None and not _needs_op(a, b):  # a plain eager call of a product seen before: from plan's cache
+        c = plan.relaunch(a, b, out, None, "none", input_precision, matrices=True)
+        if c is not None:
+            return c
     validation.check_mm_args(a, b, out)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
@@ -98,9 +92,10 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     and every product of the batch runs in one launch, a broadcast operand read through a
     batch stride of 0. ``out``, ``config`` and ``input_precision`` as for mm.
     """
-    c = _relaunched(a, b, out, config, input_precision)
-    if c is not None:
-        return c
+    if config is None and not _needs_op(a, b):
+        c = plan.relaunch(a, b, out, None, "none", input_precision)
+        if c is not None:
+            return c
     validation.check_matmul_args(a, b)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
@@ -139,10 +134,16 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     # biases may be matrices or scalars, under keys a linear call could otherwise match.
     if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
             and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
-        y = plan.relaunch(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, bias,
-                          "none" if activation is None else activation, input_precision, True)
-        if y is not None:
-            return y.view((*x.shape[:-1], weight.shape[0]))
+        act = "none" if activation is None else activation
+        if x.dim() == 2:  # no reshape and view: 1-2 us a call on the host
+            y = plan.relaunch(x, weight.T, None, bias, act, input_precision, True)
+            if y is not None:
+                return y
+        else:
+            y = plan.relaunch(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, bias, act,
+                              input_precision, True)
+            if y is not None:
+                return y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)
     precision, pinned = _common(x.dtype, config, input_precision)
     x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])

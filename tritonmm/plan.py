@@ -634,13 +634,17 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
         staged = launch.staged and not config_space.is_gemv(cfg)
         stage = (tuple(launch.stagers), launch.stage_c) if staged else None
-        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows))
+        index = device.index(a.device) if a.device.type == "cuda" else None
+        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows,
+                                            index))
     return out
 
 
 def _new_out(a, b, out_dtype=None) -> torch.Tensor:
-    """An uninitialized result for a @ b: a's leading dims and b's last, of out_dtype or a's dtype."""
-    return torch.empty((*a.shape[:-1], b.shape[-1]), dtype=out_dtype or a.dtype, device=a.device)
+    """An uninitialized result for a @ b: a's leading dims and b's last, of out_dtype or a's dtype.
+    (new_empty: torch.empty's parsing of dtype and device costs 0.7 us more on the CPU machine.)"""
+    shape = (*a.shape[:-1], b.shape[-1])
+    return a.new_empty(shape) if out_dtype is None else a.new_empty(shape, dtype=out_dtype)
 
 
 def _remember(cache: dict, key, entry) -> None:
@@ -679,6 +683,7 @@ class _Relaunch(NamedTuple):
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
     stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
     rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
+    index: int | None = None  # the operands' CUDA device (None: not a CUDA device)
 
 
 # _Relaunch by launch_key: products seen before relaunch their compiled kernels.
@@ -693,9 +698,17 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
     """Every fact that the argument checks, the path, the config and Triton's specialization
     of a product depend on: a call whose key equals an earlier call's passes the same checks
     (but out='s overlap, which _relaunch checks) and launches the same compiled kernels."""
-    return (_facts(a), _facts(b), _facts(out), _facts(bias), _facts(scales[0]), _facts(scales[1]), out_dtype,
-            activation, precision, capturing(a), TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM,
-            STAGE_MIN_MACS_PER_BYTE, STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
+    # Spelled out for the operands, and _facts only for tensors that are there: every eager call
+    # builds this key, and each Python call in it costs a few tenths of a microsecond on the host.
+    scale_a, scale_b = scales
+    on = a.device
+    return (type(a), on, a.dtype, a.shape, a.stride(), a.data_ptr() & 15,
+            type(b), b.device, b.dtype, b.shape, b.stride(), b.data_ptr() & 15,
+            None if out is None else _facts(out), None if bias is None else _facts(bias),
+            None if scale_a is None else _facts(scale_a), None if scale_b is None else _facts(scale_b),
+            out_dtype, activation, precision, on.type == "cuda" and torch.cuda.is_current_stream_capturing(),
+            TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
+            STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
 
 
 def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
@@ -727,25 +740,33 @@ def _relaunch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
             p = t.data_ptr()
             if p < o + span_o and o < p + span:
                 return None
-    with device.on_device(a.device):
-        stream = fast_launch.current_stream(device.index(a.device))
-        c = out
-        if known.stage is not None:
-            (stage_a, stage_b), stage_c = known.stage
-            a, b = (f(t) if f else t for f, t in zip((stage_a, stage_b), (a, b)))
-            c = _aligned_empty(*out.shape, out) if stage_c else out
-        if known.rows is not None:
-            done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
-                       for launch, (r0, r1) in zip(known.launches, known.rows))
-        elif known.workspace is None:
-            done = known.launches[0]((a, b, c, bias, *scales), stream)
-        else:
-            ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
-            first, second = known.launches
-            done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
-        if done and c is not out:
-            copy(c, out)
-        return out if done else None
+    index = known.index
+    if index is None or index == torch.cuda.current_device():  # the common case: no device switch
+        return _launch_entry(known, a, b, out, bias, scales, index)
+    with torch.cuda.device(index):
+        return _launch_entry(known, a, b, out, bias, scales, index)
+
+
+def _launch_entry(known, a, b, out, bias, scales, index):
+    """_relaunch's launches, on the current device (the operands'), into out; out, or None if refused."""
+    stream = fast_launch.current_stream(index)
+    c = out
+    if known.stage is not None:
+        (stage_a, stage_b), stage_c = known.stage
+        a, b = (f(t) if f else t for f, t in zip((stage_a, stage_b), (a, b)))
+        c = _aligned_empty(*out.shape, out) if stage_c else out
+    if known.rows is not None:
+        done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
+                   for launch, (r0, r1) in zip(known.launches, known.rows))
+    elif known.workspace is None:
+        done = known.launches[0]((a, b, c, bias, *scales), stream)
+    else:
+        ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
+        first, second = known.launches
+        done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
+    if done and c is not out:
+        copy(c, out)
+    return out if done else None
 
 
 def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None, matrices=False,
