@@ -126,6 +126,12 @@ def main() -> int:
                                    ("transposing copy", x, buffer(C, R, x).T)):
                 paths["copy"] += 1
                 check(f"{name} {dtype} {R}x{C}", plan.copy(src, dst).float(), src.float(), 1e-30)
+            w = torch.randn(C + 3, R, device="cuda").to(dtype)[:C].T  # a second copy in the same launch
+            ya, yb = buffer(R, C, x), buffer(C, R, w).T
+            plan.copy(x, ya, pair=(w, yb))
+            paths["copy"] += 2
+            check(f"pair copy, first {dtype} {R}x{C}", ya.float(), x.float(), 1e-30)
+            check(f"pair copy, second {dtype} {R}x{C}", yb.float(), w.float(), 1e-30)
             if dtype == torch.float32:
                 parts = buffer(2 * R, C, x)
                 plan.copy(x, parts[:R], lo=parts[R:])

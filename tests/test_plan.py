@@ -154,6 +154,23 @@ def test_copies_of_unaligned_rows(dtype, device):
     assert torch.equal(plan.transpose(x), x.T)
 
 
+def test_both_operands_staged_in_one_launch(device, monkeypatch):
+    """Two unaligned operands are copied by one launch (copy_kernel's PAIR): a row-major A and a
+    transposed view B of other shapes, each exact in an aligned buffer of its own orientation."""
+    launched = []
+    real = plan.launcher
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel.__name__) or real(kernel, traced))
+    plan._copy_launches.clear()
+    a = torch.randn(67, 131, device=device).bfloat16()
+    b = torch.randn(45, 131, device=device).bfloat16().T  # (131, 45), K-major, rows of 131
+    sa, sb = plan._stage([plan._aligned_copy, plan._aligned_copy], a, b)
+    assert launched == ["copy_kernel"]
+    assert torch.equal(sa, a) and torch.equal(sb, b) and sa.data_ptr() != a.data_ptr() != sb.data_ptr()
+    assert sa.stride(0) % plan.ROW_PAD == 0 and sb.stride(1) % plan.ROW_PAD == 0 and sb.stride(0) == 1
+    ya, yb = (torch.full(t.shape, float("nan"), device=device).bfloat16() for t in (a, b))
+    assert plan.copy(sa, ya, pair=(sb, yb)) is ya and torch.equal(ya, a) and torch.equal(yb, b)
+
+
 @pytest.mark.gpu
 def test_gpu_copy_of_more_than_65535_column_tiles():
     """A copy wider than 65535 tiles of 64 (a K-major copy of a row-major B has K columns): the copy's

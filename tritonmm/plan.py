@@ -177,12 +177,28 @@ def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
     return torch.empty((rows, triton.cdiv(cols, ROW_PAD) * ROW_PAD), dtype=like.dtype, device=like.device)[:, :cols]
 
 
-def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
-    """t copied into a buffer TMA can read, in t's own orientation (a transposed view stays one,
-    so the copy is a plain strided copy, not a transpose)."""
+def _aligned_like(t: torch.Tensor) -> torch.Tensor:
+    """A new buffer of t's shape that TMA can read, in t's own orientation (a transposed view stays
+    one, so a copy into it is a plain strided copy, not a transpose)."""
     if t.stride(0) == 1 and t.stride(1) != 1:
-        return copy(t, _aligned_empty(t.shape[1], t.shape[0], t).T, traced)
-    return copy(t, _aligned_empty(*t.shape, t), traced)
+        return _aligned_empty(t.shape[1], t.shape[0], t).T
+    return _aligned_empty(*t.shape, t)
+
+
+def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """t copied into a buffer TMA can read (_aligned_like)."""
+    return copy(t, _aligned_like(t), traced)
+
+
+def _stage(stagers, a, b, traced: bool = False) -> tuple:
+    """a and b through their stagers (None: as they are). Two aligned copies go in one launch: at
+    1023x1025x1027 each copy took ~4 us of latency whatever its size (session 10, run 1)."""
+    stage_a, stage_b = stagers
+    if stage_a is _aligned_copy and stage_b is _aligned_copy:
+        ya, yb = _aligned_like(a), _aligned_like(b)
+        copy(a, ya, traced, pair=(b, yb))
+        return ya, yb
+    return (stage_a(a, traced) if stage_a else a), (stage_b(b, traced) if stage_b else b)
 
 
 def _layout(t: torch.Tensor) -> str:
@@ -232,32 +248,35 @@ def launcher(kernel, traced: bool):
 _copy_launches: dict = {}
 
 
-def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None) -> torch.Tensor:
+def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=None) -> torch.Tensor:
     """y[:] = x for 2-D tensors of one shape and any strides, through copy_kernel; returns y.
     With ``lo`` (float32; a tensor of y's shape and strides), y gets x's TF32 high parts and lo
-    the remainders instead. Transposing: 2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's
-    x.T.contiguous() (notes/NOTES.md); into padded rows, torch's copy_ moved 1.5 TB/s (session 4,
-    run 2)."""
-    R, C = x.shape
-    if not y.numel():
-        return y
+    the remainders instead. ``pair`` (x2, y2): y2[:] = x2 too, in the same launch. Transposing:
+    2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous() (notes/NOTES.md); into
+    padded rows, torch's copy_ moved 1.5 TB/s (session 4, run 2)."""
     assert lo is None or lo.stride() == y.stride(), "the kernel writes lo with y's strides"
-    grid = (triton.cdiv(R, 64) * triton.cdiv(C, 64),)
-    args = (x, y, lo, R, C, *x.stride(), *y.stride())
-    split = lo is not None
+    assert lo is None or pair is None, "a pair is two plain copies"
+    x2, y2 = pair if pair is not None else (x, y)  # unread without a pair
+    (R, C), (R2, C2) = x.shape, x2.shape
+    grid = (triton.cdiv(R, 64) * triton.cdiv(C, 64) + (triton.cdiv(R2, 64) * triton.cdiv(C2, 64) if pair else 0),)
+    if not grid[0]:
+        return y
+    args = (x, y, lo, x2, y2, R, C, *x.stride(), *y.stride(), R2, C2, *x2.stride(), *y2.stride())
+    split, paired = lo is not None, pair is not None
     key = None
     if not traced and fast_launch.enabled():
         key = (x.device, x.dtype, x.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
-               None if lo is None else lo.data_ptr() & 15)
+               None if lo is None else lo.data_ptr() & 15,
+               pair and (x2.dtype, x2.shape, x2.stride(), y2.stride(), x2.data_ptr() & 15, y2.data_ptr() & 15))
         known = _copy_launches.get(key)
         if known is not None:
             with device.on_device(x.device):
-                if known((x, y, lo), fast_launch.current_stream(device.index(x.device))):
+                if known(args[:5], fast_launch.current_stream(device.index(x.device))):
                     return y
     with device.on_device(x.device):
-        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split)
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired)
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[3:], 64, split)))
+        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[5:], 64, split, paired)))
     return y
 
 
@@ -344,7 +363,7 @@ class Product:
         elif self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in validation.FP8_DTYPES) \
                 and not self.batched:
             self.stagers = _k_major_stagers(a, b)
-        a, b = (f(t, self.traced) if f else t for f, t in zip(self.stagers, (a, b)))
+        a, b = _stage(self.stagers, a, b, self.traced)
         self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
         self.path, self.kernel = "pointer", gemm_kernel
         if self._tma_candidate():
@@ -384,10 +403,10 @@ class Product:
         c_bytes = _c_staged_bytes(c)
         if not tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(), self.captured):
             return
-        if sources[0] is None:
-            self.stagers[0], a = _aligned_copy, _aligned_copy(a)
-        if sources[1] is None:
-            self.stagers[1], b = _aligned_copy, _aligned_copy(b)
+        # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here.
+        copies = [_aligned_copy if source is None else None for source in sources]
+        a, b = _stage(copies, a, b)
+        self.stagers = [new or old for new, old in zip(copies, self.stagers)]
         if c_bytes:
             self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
         self.a, self.b, self.c = a, b, c
@@ -752,8 +771,8 @@ def _launch_entry(known, a, b, out, bias, scales, index):
     stream = fast_launch.current_stream(index)
     c = out
     if known.stage is not None:
-        (stage_a, stage_b), stage_c = known.stage
-        a, b = (f(t) if f else t for f, t in zip((stage_a, stage_b), (a, b)))
+        stagers, stage_c = known.stage
+        a, b = _stage(stagers, a, b)
         c = _aligned_empty(*out.shape, out) if stage_c else out
     if known.rows is not None:
         done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)

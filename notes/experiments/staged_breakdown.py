@@ -45,6 +45,8 @@ for M, N, K in [(4095, 4097, 1531), (1023, 1025, 1027), (2047, 2049, 2051)]:
         "tritonmm.mm (staged)": graph_us(lambda i: tritonmm.mm(As[i], Bs[i], out=Cs[i])),
         "product on aligned copies": graph_us(lambda i: tritonmm.mm(aligned[i][0], aligned[i][1], out=aligned[i][2])),
         "copy A + copy B": graph_us(lambda i: (plan._aligned_copy(As[i]), plan._aligned_copy(Bs[i]))),
+        # session 11: both in one launch, as a staged product now copies them (plan._stage)
+        "copy A and B, one launch": graph_us(lambda i: plan._stage([plan._aligned_copy] * 2, As[i], Bs[i])),
         "copy C into out": graph_us(lambda i: plan.copy(aligned[i][2], Cs[i])),
     }
     for name, us in parts.items():

@@ -9,6 +9,8 @@ through shared memory, so both the reads and the writes are coalesced.
 With SPLIT_TF32, x (float32) is written as two TF32 parts, y the high part and lo the
 remainder (y + lo is x to 2**-22 relative; float32 rounds to 2**-24): the operands of tf32x3's three tensor-core products, split once
 here instead of on every tile load (kernels/gemm_tma.py, PRESPLIT).
+
+With PAIR, one launch makes two plain copies (y = x, y2 = x2): both operands of a staged product.
 """
 import triton
 import triton.language as tl
@@ -44,14 +46,13 @@ def _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, mask, SPLIT_TF32: tl.constexpr):
 
 
 @triton.jit
-def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
-                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr):
-    # One axis of programs, row tiles by column tiles: a grid's second axis stops at 65535 tiles, and a
-    # K-major copy of a row-major B has K columns. int64 throughout: either offset can pass 2**31
-    # elements (a matrix strided both ways, a large R), and so can a tile's end near R = 2**31.
+def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
+               BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr):
+    # Tiles numbered along one axis, row tiles by column tiles: a grid's second axis stops at 65535
+    # tiles, and a K-major copy of a row-major B has K columns. int64 throughout: either offset can pass
+    # 2**31 elements (a matrix strided both ways, a large R), and so can a tile's end near R = 2**31.
     tiles_c = tl.cdiv(C, BLOCK)
-    pid = tl.program_id(0).to(tl.int64)
-    tile_r, tile_c = pid // tiles_c, pid % tiles_c
+    tile_r, tile_c = tile // tiles_c, tile % tiles_c
     r = tile_r * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     c = tile_c * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     x_offs = r[:, None] * stride_xr + c[None, :] * stride_xc
@@ -65,3 +66,18 @@ def copy_kernel(x_ptr, y_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_yr, str
         _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, None, SPLIT_TF32)
     else:
         _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, (r[:, None] < R) & (c[None, :] < C), SPLIT_TF32)
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, lo_ptr, x2_ptr, y2_ptr, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
+                R2, C2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
+                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr, PAIR: tl.constexpr):
+    # One program a BLOCK x BLOCK tile. PAIR: a second copy, y2 = x2, in the same launch, its tiles
+    # numbered after the first's (a staged product's two operands: one launch's latency, not two).
+    pid = tl.program_id(0).to(tl.int64)
+    tiles = tl.cdiv(R, BLOCK) * tl.cdiv(C, BLOCK)
+    if PAIR and pid >= tiles:
+        _copy_tile(x2_ptr, y2_ptr, lo_ptr, pid - tiles, R2, C2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
+                   BLOCK, False)
+    else:
+        _copy_tile(x_ptr, y_ptr, lo_ptr, pid, R, C, stride_xr, stride_xc, stride_yr, stride_yc, BLOCK, SPLIT_TF32)
