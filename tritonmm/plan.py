@@ -76,13 +76,17 @@ def resolve_precision(dtype: torch.dtype, input_precision) -> str:
 # 0.98-1.16x for the other aligned row-major cases, with outliers re-checked by the sweep.
 TMA_MIN_MACS = 2 ** 31
 
-# Inside CUDA-graph capture no host time is paid when the graph replays, so the TMA kernel's costlier
-# launch (about 12 us more host time a call than the pointer kernel's: 30.0 vs 17.6 us at 64^3,
-# session 5, run 3) does not count, and it takes products from TMA_MIN_MACS / CAPTURED_TMA_DIVISOR.
+# Inside CUDA-graph capture no host time is paid when the graph replays, so the host cost of a launch
+# does not count, and the TMA kernel takes products from TMA_MIN_MACS / CAPTURED_TMA_DIVISOR.
 # In graph replay, operands rotated past the L2 (session 7, run 5, bf16, tuned, x cuBLAS; pointer /
-# TMA): 1024^3 0.80 / 0.80, 1280^3 0.81 / 0.94 (L2-warm, session 6: 1024^3 0.87 / 0.95). Eager calls
-# there are host-bound (a kernel of 5-15 us), where the cheaper launch wins, so they keep TMA_MIN_MACS.
-CAPTURED_TMA_DIVISOR = 4
+# TMA): 1024^3 0.80 / 0.80, 1280^3 0.81 / 0.94 (L2-warm, session 6: 1024^3 0.87 / 0.95). Session 11
+# (runs 3 and 7, notes/experiments/midsize.py, pinned): at 768^3 (2**28.75) the best TMA config ran 0.88x
+# cuBLAS and the best pointer one 0.82 (session 6, L2-warm: 0.77-0.79 / 0.75-0.76), so captured products
+# take the TMA kernel from 2**28. Eagerly both launches now cost about the same host time (fast_launch.py),
+# but below 2**31 either path is host-bound and neither led consistently (session 11, run 3,
+# notes/experiments/eager_paths.py: TMA ahead at 1280^3, 1-3 us behind at 512^3-1024^3 and
+# 128x4096x4096), so eager calls keep TMA_MIN_MACS.
+CAPTURED_TMA_DIVISOR = 8
 
 # Operands TMA cannot read (rows not 16-byte aligned: a bf16 row of 3001 elements) are copied
 # into aligned buffers when the product does at least this many multiply-adds per byte the

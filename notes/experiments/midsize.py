@@ -7,7 +7,7 @@ is pinned on each path and timed as the sweep times (CUDA-graph replay, operand 
 L2; 3 interleaved rounds with torch.mm). Question: does any tile shape or depth the space lacks lead
 by 5% or more on these shapes?
 
-    PYTHONPATH=. python3 notes/experiments/midsize.py
+    PYTHONPATH=. python3 notes/experiments/midsize.py [deep]
 """
 import os
 import sys
@@ -27,6 +27,12 @@ NEW = [cfg(128, 128, 64, 2, 8), cfg(128, 128, 64, 3, 8), cfg(128, 128, 128, 2, 8
        cfg(64, 128, 64, 3, 4), cfg(128, 64, 64, 3, 4), cfg(64, 64, 128, 3, 4), cfg(64, 128, 64, 6, 4),
        cfg(128, 64, 64, 6, 4), cfg(64, 256, 64, 3, 4)]
 SHAPES = [(768, 768, 768), (1024, 1024, 1024), (1280, 1280, 1280), (1536, 1536, 1536)]
+if sys.argv[1:] == ["deep"]:  # run 7: deeper pipelines and more warps around the 6-stage winners of run 3
+    SPACE, EXTRA = [cfg(64, 128, 64, 6, 4), cfg(128, 64, 64, 6, 4)], []
+    NEW = [cfg(64, 128, 64, 8, 4), cfg(128, 64, 64, 8, 4), cfg(64, 128, 64, 7, 4), cfg(64, 128, 64, 6, 8),
+           cfg(128, 64, 64, 6, 8), cfg(64, 128, 64, 6, 4, 1), cfg(64, 128, 64, 6, 4, 4), cfg(64, 128, 32, 10, 4),
+           cfg(64, 64, 64, 8, 4), cfg(64, 128, 128, 4, 4), cfg(128, 128, 64, 7, 8)]
+    SHAPES = [(768, 768, 768), (1024, 1024, 1024), (1280, 1280, 1280)]
 
 for M, N, K in SHAPES:
     n = copies((M * K + K * N) * 2)
