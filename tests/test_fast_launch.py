@@ -140,6 +140,10 @@ def test_direct_launch_under_a_36_launcher_caches_tensor_maps_by_address(monkeyp
     # the second call expanded nothing; the third only what changed address (a's and b's descriptors)
     assert expanded == [a.data_ptr(), b.data_ptr(), c.data_ptr(), b.data_ptr(), a.data_ptr()]
     assert not run.calls  # around Triton's launcher
+    monkeypatch.setattr(fast_launch, "MAPS_PER_DESCRIPTOR", 2)  # past the bound the oldest address goes
+    d = torch.randn(32, 32)
+    compiled((d, b, c, None, None, None), 7)
+    assert list(compiled.maps[0]) == [b.data_ptr(), d.data_ptr()] and len(compiled.maps[2]) == 1
 
     pointer = fast_launch.Compiled(_Kernel36(_launcher_36(c_launch)), (5, 2), ("K",))
     assert pointer((a, b, c, None, None, None), 3)

@@ -31,9 +31,10 @@ _VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 SUPPORTED = (3, 6) <= _VERSION <= (3, 9) and not validation.interpreting()
 _state = {"enabled": SUPPORTED}
 
-# Tensor-map expansions kept per descriptor of a compiled launch, by the address they describe: a
-# model's weights and its allocator's recycled activation buffers repeat a handful of addresses.
-MAPS_PER_DESCRIPTOR = 64
+# Tensor-map expansions kept per descriptor of a compiled launch, by the address they describe: the
+# weights of one shape in a model (a few hundred at most) and the allocator's recycled activation
+# buffers. An expansion is a 128-byte map and four ints (about 0.3 KB); past the bound the oldest goes.
+MAPS_PER_DESCRIPTOR = 256
 
 
 def enabled() -> bool:
@@ -122,7 +123,7 @@ class Compiled:
             expansion = maps.get(address)
             if expansion is None:
                 if len(maps) >= MAPS_PER_DESCRIPTOR:
-                    maps.clear()
+                    del maps[next(iter(maps))]  # the oldest (dicts keep insertion order)
                 expansion = maps[address] = tuple(self.expand(_rebase(self.descriptors[i], t), self.maps_meta[i]))
             args += expansion
         return args
