@@ -23,6 +23,8 @@ def test_smem_estimate():
 
 def test_prune_drops_what_does_not_fit():
     space = cs.space("16bit")
+    # 160 KB: some configs fit. Since session 11 none fits 120 KB (GPUs of ~100 KB take prune's
+    # shallower-stage fallback, tested below).
     kept, dropped = cs.prune(space, 4096, 4096, 4096, 2, 160_000, tma=True)
     assert kept and all(cs.smem_bytes(c, 2, True) <= 160_000 for c in kept)
     assert dropped["shared memory"] == len(space) - len(kept) > 0
@@ -137,3 +139,14 @@ def test_one_row_products_tune_apart_and_take_the_one_row_kernel():
     assert cs.one_row(2, wide, 1, 132, True) is None and cs.one_row(1, wide, 1, 132, False) is None
     for cfg in cs.gemv_space():
         assert cs.smem_bytes(cfg, 4, tma=False) <= H100_SMEM
+
+
+def test_heuristic_gives_the_pointer_kernel_no_tma_only_config():
+    """A config measured on the TMA kernel only (config_space.TMA_ONLY) never comes from the heuristic
+    for the pointer kernel, though it would win the tie-break there; on the TMA kernel it may."""
+    def pick(tma):
+        return cs.heuristic(4096, 4096, 4096, torch.bfloat16, "native", 132, 2, 232448, tma)
+    assert not cs._tma_only(pick(False))
+    shape = (1024, 16384, 4096)
+    assert not cs._tma_only(cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, 232448, False))
+    assert any(cs._tma_only(c) for c in cs.space("16bit"))  # in the space: the rule has something to keep out

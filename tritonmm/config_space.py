@@ -239,6 +239,15 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_byt
 # 128x256x64 tile the heuristic chose before at 127-130 (notes/NOTES.md, run 15).
 POINTER_MAX_TILE = 64 * 128
 
+# Configs measured on the TMA kernel only (session 11, run 7), which the heuristic does not give the
+# pointer kernel: 64x128x128 would win its tie-break (BLOCK_K) there, over tiles measured on that path.
+TMA_ONLY = {(64, 128, 128, 4, 4)}
+
+
+def _tma_only(c: triton.Config) -> bool:
+    k = c.kwargs
+    return (k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], c.num_stages, c.num_warps) in TMA_ONLY
+
 
 # Split-K (kernels/gemm.py, pointer path): a product with fewer tiles than SMs leaves SMs idle,
 # and decode products (M of 1-64 against a 4096-wide weight: 64 tiles of 64x64 for 132 SMs) are
@@ -333,7 +342,8 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     tiles cannot fill the SMs and ``can_split``."""
     space_ = configs(dtype, precision, split_operands)
     kept, _ = prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
-    kept = [c for c in kept if tma or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE] or kept
+    kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE
+                                       and not _tma_only(c))] or kept
     kept = kept or space_[-1:]
 
     def score(c):

@@ -123,7 +123,7 @@ class Compiled:
             expansion = maps.get(address)
             if expansion is None:
                 if len(maps) >= MAPS_PER_DESCRIPTOR:
-                    del maps[next(iter(maps))]  # the oldest (dicts keep insertion order)
+                    maps.pop(next(iter(maps)), None)  # the oldest (dicts keep insertion order)
                 expansion = maps[address] = tuple(self.expand(_rebase(self.descriptors[i], t), self.maps_meta[i]))
             args += expansion
         return args

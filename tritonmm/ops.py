@@ -135,7 +135,8 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
             and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
         act = "none" if activation is None else activation
-        if x.dim() == 2:  # no reshape and view: 1-2 us a call on the host
+        if x.dim() == 2 and type(x) is torch.Tensor:  # no reshape and view: 1-2 us a call on the host
+            # (a Parameter's reshape is a plain Tensor, the type the full path's key holds)
             y = plan.relaunch(x, weight.T, None, bias, act, input_precision, True)
             if y is not None:
                 return y

@@ -51,7 +51,7 @@ def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, stride_xr, stride_xc, stride_yr
     # Tiles numbered along one axis, row tiles by column tiles: a grid's second axis stops at 65535
     # tiles, and a K-major copy of a row-major B has K columns. int64 throughout: either offset can pass
     # 2**31 elements (a matrix strided both ways, a large R), and so can a tile's end near R = 2**31.
-    tiles_c = tl.cdiv(C, BLOCK)
+    tiles_c = tl.cdiv(tile * 0 + C, BLOCK)  # in int64 (as tile): C + BLOCK - 1 passes int32 near 2**31
     tile_r, tile_c = tile // tiles_c, tile % tiles_c
     r = tile_r * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     c = tile_c * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
@@ -75,7 +75,7 @@ def copy_kernel(x_ptr, y_ptr, lo_ptr, x2_ptr, y2_ptr, R, C, stride_xr, stride_xc
     # One program a BLOCK x BLOCK tile. PAIR: a second copy, y2 = x2, in the same launch, its tiles
     # numbered after the first's (a staged product's two operands: one launch's latency, not two).
     pid = tl.program_id(0).to(tl.int64)
-    tiles = tl.cdiv(R, BLOCK) * tl.cdiv(C, BLOCK)
+    tiles = tl.cdiv(pid * 0 + R, BLOCK) * tl.cdiv(pid * 0 + C, BLOCK)  # int64, as in _copy_tile
     if PAIR and pid >= tiles:
         _copy_tile(x2_ptr, y2_ptr, lo_ptr, pid - tiles, R2, C2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
                    BLOCK, False)
