@@ -195,8 +195,10 @@ def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
 
 
 def _stage(stagers, a, b, traced: bool = False) -> tuple:
-    """a and b through their stagers (None: as they are). Two aligned copies go in one launch: at
-    1023x1025x1027 each copy took ~4 us of latency whatever its size (session 10, run 1)."""
+    """a and b through their stagers (None: as they are). Two aligned copies go in one launch (copy
+    with ``pair``): 7.0 us against 8.9 for two launches at 1023x1025x1027 timed alone, 27.9 against 31.0
+    at 4095x4097x1531; inside a staged call's graph the two launches had overlapped already (the call
+    moved 0.1 us at 1023x1025x1027; session 11, run 4). Eagerly it saves a launch's host time."""
     stage_a, stage_b = stagers
     if stage_a is _aligned_copy and stage_b is _aligned_copy:
         ya, yb = _aligned_like(a), _aligned_like(b)
