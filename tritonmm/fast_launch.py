@@ -135,8 +135,8 @@ class Compiled:
         hooks = triton.knobs.runtime
         enter, leave = hooks.launch_enter_hook, hooks.launch_exit_hook
         if self.direct is not None and not _called(enter) and not _called(leave):
-            head = tensors if not self.maps else (*self._expanded(tensors), *tensors[len(self.maps):])
-            try:  # the C launcher parses every argument before it launches
+            try:  # the expansion and the C launcher's parsing come before anything is launched
+                head = tensors if not self.maps else (*self._expanded(tensors), *tensors[len(self.maps):])
                 self.direct(*self.grid, stream, self.function, *self.flags, None, None, self.metadata, None, None, None,
                             *head, *self.rest)
             except TypeError:
