@@ -134,17 +134,13 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     # biases may be matrices or scalars, under keys a linear call could otherwise match.
     if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
             and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
-        act = "none" if activation is None else activation
-        if x.dim() == 2 and type(x) is torch.Tensor:  # no reshape and view: 1-2 us a call on the host
-            # (a Parameter's reshape is a plain Tensor, the type the full path's key holds)
-            y = plan.relaunch(x, weight.T, None, bias, act, input_precision, True)
-            if y is not None:
-                return y
-        else:
-            y = plan.relaunch(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), weight.T, None, bias, act,
-                              input_precision, True)
-            if y is not None:
-                return y.view((*x.shape[:-1], weight.shape[0]))
+        # A plain 2-D x as it is: reshape and view cost 1-2 us a call on the host. (A Parameter's
+        # reshape is a plain Tensor, the type the full path's key holds.)
+        x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+        y = plan.relaunch(x2, weight.T, None, bias, "none" if activation is None else activation, input_precision,
+                          True)
+        if y is not None:
+            return y if x2 is x else y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)
     precision, pinned = _common(x.dtype, config, input_precision)
     x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
