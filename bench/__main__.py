@@ -7,6 +7,7 @@
     python -m bench --dtype fp8 --preset llm --rounds 3      # scaled_mm vs torch._scaled_mm (bench/fp8.py)
     python -m bench --preset sweep --rounds 3 --out results/sweep/   # bench/sweep.py's shapes
     python -m bench --preset sweep --dtype fp8 --out results/sweep_fp8/   # the sweep in FP8, vs torch._scaled_mm
+    python -m bench --preset sweep --draw 40 --seed 1 --rounds 3   # 40 shapes drawn at random, not the list's
     python -m bench --traffic --out results/traffic/    # bytes read, measured by Nsight Compute (bench/ncu.py)
     python -m bench --preset scaling --out results/traffic/   # the tiling write-ups' claims (bench/scaling.py)
 """
@@ -223,12 +224,16 @@ def run_sweep(args, argv) -> int:
         dtypes.remove("fp8")
     meta = dict(run_meta(argv), rounds=args.rounds)
     rows = []
-    with tqdm(total=sum(len(sweep.shapes_for(dt)) for dt in dtypes), desc="sweep", file=sys.stderr) as progress:
+    drawn = sweep.draw(args.draw, args.seed) if args.draw else None
+    if drawn:
+        meta["drawn"] = dict(count=args.draw, seed=args.seed)
+    with tqdm(total=sum(len(sweep.shapes_for(dt, drawn)) for dt in dtypes), desc="sweep", file=sys.stderr) as progress:
         for dtype in dtypes:
-            rows += sweep.measure(dtype, sweep.shapes_for(dtype), args.rounds, progress)
+            rows += sweep.measure(dtype, sweep.shapes_for(dtype, drawn), args.rounds, progress)
     summary = sweep.summarize(rows)
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
-          f"graph: do_bench of a CUDA graph replay over the operand copies, per product; eager: wall time of "
+          + (f"{args.draw} shapes drawn with seed {args.seed} (bench/sweep.py's draw); " if drawn else "")
+          + f"graph: do_bench of a CUDA graph replay over the operand copies, per product; eager: wall time of "
           f"back-to-back calls; medians of {args.rounds} interleaved round(s); "
           f"x = torch.mm time / tritonmm time" + ("" if "fp8" not in dtypes else
           f"; fp8: {sweep.FP8_NOTE}") + "\n")
@@ -258,6 +263,10 @@ def main(argv=None) -> int:
     p.add_argument("--time-cap", type=float, default=scaling.CAP_S,
                    help="--preset scaling: skip an implementation at a size where a call would take longer than "
                         "this many seconds, extrapolated from the size before (default %(default)s)")
+    p.add_argument("--draw", type=int, default=0, metavar="N",
+                   help="--preset sweep: N shapes drawn at random by bench/sweep.py's draw (its kinds, none of its "
+                        "shapes) instead of its list: the planner's rules checked where they were not tuned")
+    p.add_argument("--seed", type=int, default=0, help="--draw's seed (default %(default)s)")
     p.add_argument("--shape", type=parse_shape, action="append", default=[], help="MxNxK (repeatable)")
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append",
                    help="fp32 (IEEE), tf32, tf32x3 (float32 accuracy in three TF32 products, against SGEMM "
@@ -273,6 +282,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    if args.draw and "sweep" not in (args.preset or []):
+        p.error("--draw draws the sweep's shapes: use it with --preset sweep")
     if args.traffic:
         if args.preset or args.quick or args.rounds > 1:
             p.error("--traffic runs on its own: no --preset, --quick or --rounds")
@@ -288,6 +299,8 @@ def main(argv=None) -> int:
             p.error("--preset sweep runs on its own: no other preset, --shape, --impl or --quick")
         if not set(args.dtype or []) <= set(sweep.DTYPES):
             p.error(f"--preset sweep runs {', '.join(list(sweep.DTYPES)[:-1])} and {list(sweep.DTYPES)[-1]} only")
+        if args.draw < 0:
+            p.error("--draw must be at least 1")
         if not torch.cuda.is_available():
             print("No CUDA GPU found: the sweep times GPU kernels. Nothing timed.")
             return 0

@@ -18,6 +18,7 @@ empty and the summary names those shapes.
 """
 import itertools
 import math
+import random
 import statistics
 from collections import defaultdict
 
@@ -50,6 +51,49 @@ SHAPES = [
     # K not a multiple of 64: aligned rows, but the last K step is partial at BLOCK_K = 64.
     (4096, 4096, 4000, "NN"), (2048, 2048, 1000, "NN"), (3000, 3008, 3000, "NN"),
 ]
+
+# Model widths (N, K) of x @ W.T that draw() picks from: attention and MLP projections of 3072- to
+# 8192-wide models, none of them in SHAPES.
+DRAW_WIDTHS = [(3072, 3072), (8192, 3072), (3072, 8192), (5120, 5120), (13824, 5120), (5120, 13824),
+               (8192, 8192), (28672, 8192), (8192, 28672), (6144, 2048), (2048, 6144)]
+DRAW_KINDS = ("aligned", "unaligned", "square", "llm", "decode")
+DRAW_MAX_MACS = 2**37  # a draw above this is drawn again: each shape stays under ~0.3 s of timing
+
+
+def draw(n: int, seed: int) -> list:
+    """n shapes drawn at random, the kinds of SHAPES in turn, none of them its shapes: the same
+    rules, checked where they were not tuned. Sizes log-uniform; seed makes a draw repeatable.
+    aligned: M, N, K multiples of 16 in 256-8192, NN or NT. unaligned: each size in 64-6144 and
+    none a multiple of 8 (no row is 16-byte aligned). square: a multiple of 64 in 512-6144.
+    llm: x @ W.T over DRAW_WIDTHS, M in 128-8192 tokens. decode: M in 1-64 over DRAW_WIDTHS."""
+    rng = random.Random(seed)
+
+    def size(lo, hi, multiple=1):
+        return max(multiple, round(math.exp(rng.uniform(math.log(lo), math.log(hi))) / multiple) * multiple)
+
+    def unaligned(lo, hi):
+        s = size(lo, hi)
+        return s if s % 8 else s + rng.randint(1, 7)
+
+    def one(kind):
+        if kind == "aligned":
+            return (size(256, 8192, 16), size(256, 8192, 16), size(256, 8192, 16), rng.choice(("NN", "NT")))
+        if kind == "unaligned":
+            return (unaligned(64, 6144), unaligned(64, 6144), unaligned(64, 6144), rng.choice(("NN", "NT")))
+        if kind == "square":
+            s = size(512, 6144, 64)
+            return (s, s, s, "NN")
+        n, k = rng.choice(DRAW_WIDTHS)
+        return (size(128, 8192) if kind == "llm" else rng.randint(1, 64), n, k, "NT")
+
+    known = {(m, n, k) for m, n, k, _ in SHAPES}
+    shapes = []
+    while len(shapes) < n:
+        shape = one(DRAW_KINDS[len(shapes) % len(DRAW_KINDS)])
+        if shape[0] * shape[1] * shape[2] <= DRAW_MAX_MACS and shape[:3] not in known and shape not in shapes:
+            shapes.append(shape)
+    return shapes
+
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8": torch.float8_e4m3fn}
 FP8_SCALES = "row"  # the scale kind of the sweep's fp8 products (bench/fp8.py's SCALES)

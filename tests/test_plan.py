@@ -139,6 +139,70 @@ def test_one_row_kernel_reads_the_callers_tensors(device):
     assert not config_space.is_gemv(launch.heuristic())
 
 
+def test_alignment_hints_from_strides_and_sizes():
+    """gemm_kernel's hints: VEC, the power of two (up to 16 bytes) dividing every non-unit stride;
+    DIV, the one dividing each size; none while tracing. The tuning key tells narrow reads apart."""
+    x = torch.empty(6, 5938, dtype=torch.bfloat16)[:, :3242]  # rows 4 bytes apart
+    assert plan._vec(x) == 2 and plan._vec(x.T) == 2 and plan._vec(torch.empty(6, 4101)) == 1
+    assert plan._vec(torch.empty(3, 8, 12, dtype=torch.float16)) == 4  # the batch stride (96) too
+    assert plan._vec(torch.empty(8, 16, dtype=torch.bfloat16).expand(3, 8, 16)) == 8  # a batch stride of 0
+    assert plan._vec(torch.empty(4, 20)) == 4 and plan._vec(torch.empty(4, 64, dtype=torch.float8_e4m3fn)) == 16
+    hints = plan.alignment(x.unsqueeze(0), x.T.unsqueeze(0), torch.empty(1, 6, 6), 6, 6, 3242)
+    assert hints == dict(VEC_A=2, VEC_B=2, VEC_C=2, DIV_M=2, DIV_N=2, DIV_K=2)
+    assert set(plan.alignment(x, x, x, 6, 6, 3242, traced=True).values()) == {1}
+    assert plan._load_bytes(x, 2) == 4 and plan._load_bytes(x[:, :3241], 2) == 2  # the mask along the row too
+    assert plan._load_bytes(torch.empty(4, 64)[:, 1:], 4) == 4  # an unaligned base: one element at a time
+    launch = Product(x, x.T, torch.empty(6, 6, dtype=torch.bfloat16), "native")
+    assert launch.path == "pointer" and launch.loads == "@4.4" and "NT@4.4" in launch.cache_key()
+    aligned = torch.empty(6, 64, dtype=torch.bfloat16)
+    assert Product(aligned, aligned.T, torch.empty(6, 6, dtype=torch.bfloat16), "native").loads == ""
+
+
+ALIGN_CASES = ["rows 2 bytes apart", "rows 4 bytes apart", "rows 8 bytes apart", "transposed", "batched",
+               "odd base", "broadcast batch"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", ALIGN_CASES)
+def test_pointer_kernel_under_each_alignment_hint(case, dtype, device, pointer):
+    """Views whose rows start 2, 4 or 8 bytes apart (16 bytes being the aligned case), transposed,
+    batched with a batch stride of that alignment or 0, or on an odd base, through the pointer kernel
+    and its hints, against float64; C written through a view of the same alignment. A wrong hint reads
+    misaligned vectors on the GPU."""
+    size = torch.tensor([], dtype=dtype).element_size()
+    apart = {"rows 2 bytes apart": 2, "rows 8 bytes apart": 8}.get(case, 4)
+    if apart < size:
+        pytest.skip(f"{dtype} rows are at least {size} bytes apart")
+    per_row = 16 // size  # elements in 16 bytes
+
+    def view(rows, cols, z=None):
+        """(rows, cols) or (z, rows, cols) in a buffer whose rows start `apart` bytes apart modulo 16."""
+        stride = cols + (apart // size - cols) % per_row
+        assert stride * size % 16 == apart % 16
+        t = torch.randn((z or 1) * rows * stride + per_row, device=device).to(dtype)
+        if z is None:
+            return t[:rows * stride].view(rows, stride)[:, :cols]
+        return t[:z * rows * stride].view(z, rows, stride)[:, :, :cols]
+    M, N, K = 37, 70, 98
+    if case in ("batched", "broadcast batch"):
+        a, b, out = view(M, K, z=3), view(K, N, z=3), view(M, N, z=3)
+        if case == "broadcast batch":
+            b = b[:1].expand(3, K, N)
+    else:
+        a, b, out = view(M, K), view(K, N), view(M, N)
+        if case == "transposed":
+            a, b = view(K, M).T, view(N, K).T
+        if case == "odd base":
+            a, b = view(M + 1, K)[1:], view(K + 1, N)[1:]
+    out.fill_(float("nan"))
+    launch = Product(a, b, out, plan.resolve_precision(dtype, "ieee"))
+    assert launch.constants["VEC_A"] == launch.constants["VEC_B"] == apart // size
+    cfg = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, num_warps=4, num_stages=3)
+    result = tritonmm.matmul(a, b, out=out, config=cfg, input_precision="ieee" if size == 4 else None)
+    ref = a.double() @ b.double()
+    assert result is out and ((out.double() - ref).norm() / ref.norm()).item() < BOUND[dtype]
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 def test_copies_of_unaligned_rows(dtype, device):
     """The staging copies, exact: unaligned rows into an aligned buffer and back into a NaN-filled one,

@@ -20,6 +20,25 @@ def test_shapes_cover_every_group():
     assert {layout for *_, layout in shapes} == {"NN", "NT"}
 
 
+def test_draw_is_repeatable_and_keeps_to_its_kinds():
+    shapes = sweep.draw(40, seed=3)
+    assert shapes == sweep.draw(40, seed=3) and shapes != sweep.draw(40, seed=4)
+    assert len(set(shapes)) == 40 and not {s[:3] for s in shapes} & {s[:3] for s in sweep.SHAPES}
+    assert all(m * n * k <= sweep.DRAW_MAX_MACS for m, n, k, _ in shapes)
+    kinds = {kind: shapes[i::len(sweep.DRAW_KINDS)] for i, kind in enumerate(sweep.DRAW_KINDS)}
+    assert all(m == n == k and m % 64 == 0 for m, n, k, _ in kinds["square"])
+    assert all(d % 8 for m, n, k, _ in kinds["unaligned"] for d in (m, n, k))
+    assert all(d % 16 == 0 for m, n, k, _ in kinds["aligned"] for d in (m, n, k))
+    assert all(m <= 64 and (n, k) in sweep.DRAW_WIDTHS and layout == "NT" for m, n, k, layout in kinds["decode"])
+    assert all(m >= 128 and (n, k) in sweep.DRAW_WIDTHS for m, n, k, _ in kinds["llm"])
+    assert sweep.shapes_for("fp8", shapes) == list(dict.fromkeys((m, n, k, "NT") for m, n, k, _ in shapes))
+
+
+def test_draw_goes_with_the_sweep_only():
+    out = run_bench("--draw", "4", "--preset", "square")
+    assert out.returncode == 2 and "--draw draws the sweep's shapes" in out.stderr
+
+
 def _row(dtype, shape, graph, eager):
     return dict(dtype=dtype, shape=shape, layout="NN", ratio_graph=graph, ratio_eager=eager)
 

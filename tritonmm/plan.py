@@ -16,6 +16,7 @@ when the graph runs, through the opaque operator tritonmm::eager_product (host-s
 do not trace in torch 2.11-2.14; a traced product keeps one launch). Callers check arguments
 first (validation.py, override.py).
 """
+import math
 from typing import NamedTuple
 
 import torch
@@ -91,14 +92,14 @@ CAPTURED_TMA_DIVISOR = 8
 # Operands TMA cannot read (rows not 16-byte aligned: a bf16 row of 3001 elements) are copied
 # into aligned buffers when the product does at least this many multiply-adds per byte the
 # copies move (read and write of each staged operand, and of C when it is staged), as torch's
-# pad_mm decides: only compute-bound products pay back the copies. From rates measured on the
-# H100 (session 3): the pointer kernel on unaligned rows ~110 TFLOP/s (3000x3001x2999), the
-# TMA kernel ~600, a copy ~2.5 TB/s. Staging wins when bytes / 2.5e12 < 2 * MACs * (1/110e12 -
-# 1/600e12), about MACs >= 27 * bytes; 40 leaves a margin for the extra launches. The copies
-# measured since move 1.7-2.2 TB/s on large matrices (session 10, copy_rates.py), a break-even
-# of 31-40: the margin is thin, but every product the rule stages in the sweep ran 1.6-3.6x
-# torch.mm there (session 10, runs 3-4).
-STAGE_MIN_MACS_PER_BYTE = 40
+# pad_mm decides: only products that gain enough on the TMA kernel pay back the copies. Sessions 3-11
+# held 40, from the pointer kernel's ~110 TFLOP/s on unaligned rows at 3000x3001x2999; on thinner
+# products it runs far slower (22-80 TFLOP/s with its alignment hints: session 12, run 3). Session 12,
+# run 4 (notes/experiments/row_alignment.py, bf16, graph replay, rotated operands) staged by force the
+# unaligned products under 40: staged / pointer 68.2 / 85.7 us at 150x5938x3242 (35 per byte), 34.4 /
+# 38.3 at 1724x182x4786 x @ W.T (40), 16.1 / 19.5 at 751x3247x185 (35), 29.4 / 30.2 at 77x4099x2049 (18,
+# the lowest measured, still ahead). Eagerly, STAGE_EAGER_MIN_MACS decides besides.
+STAGE_MIN_MACS_PER_BYTE = 16
 
 # Eagerly, a staged product pays three copies, their buffers and the product's launch on the host
 # (109 us a call in session 4; 184 us at 1023x1025x1027 and 269 us at 2047x2049x2051 against 21 and
@@ -205,6 +206,39 @@ def _stage(stagers, a, b, traced: bool = False) -> tuple:
         copy(a, ya, traced, pair=(b, yb))
         return ya, yb
     return (stage_a(a, traced) if stage_a else a), (stage_b(b, traced) if stage_b else b)
+
+
+def _vec(t: torch.Tensor) -> int:
+    """gemm_kernel's VEC for t: the most elements, a power of two up to 16 bytes, that divide every
+    stride of t but unit ones (a stride of 0 is a multiple of any) and those of dims of size 1, whose
+    index is 0 wherever a lane is not masked (unsqueeze(0) gives a transposed view an odd one)."""
+    vec = 16 // t.element_size()
+    for n, stride in zip(t.shape, t.stride()):
+        if stride != 1 and n > 1:
+            vec = math.gcd(vec, stride)
+    return vec
+
+
+def alignment(a3, b3, c3, M: int, N: int, K: int, traced: bool = False) -> dict:
+    """gemm_kernel's alignment hints for 3-D views of its operands: VEC_* for each tensor, DIV_* the
+    powers of two (up to 16) that divide the sizes. Traced products claim nothing: their sizes and
+    strides may be symbolic, and the compiled graph keeps the hints for every size it is called with."""
+    if traced:
+        return dict(VEC_A=1, VEC_B=1, VEC_C=1, DIV_M=1, DIV_N=1, DIV_K=1)
+    return dict(VEC_A=_vec(a3), VEC_B=_vec(b3), VEC_C=_vec(c3),
+                DIV_M=math.gcd(M, 16), DIV_N=math.gcd(N, 16), DIV_K=math.gcd(K, 16))
+
+
+def _load_bytes(t: torch.Tensor, vec: int) -> int:
+    """Bytes the pointer kernel reads of t at a time: VEC elements where the base is 16-byte aligned and
+    its contiguous dim's size is a multiple of them too (the masks along it), else one element."""
+    size = t.element_size()
+    if t.data_ptr() % 16:
+        return size
+    for dim in (-1, -2):
+        if t.stride(dim) == 1 and t.shape[dim] > 1:
+            return math.gcd(vec, t.shape[dim]) * size
+    return size
 
 
 def _layout(t: torch.Tensor) -> str:
@@ -377,6 +411,8 @@ class Product:
         if self.path == "pointer":
             self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
             self.args = self._pointer_args(a, b, c)
+            self.constants.update(alignment(*self.args[:3], _hint(self.M), _hint(self.N), _hint(self.K),
+                                            self.traced))
 
     def _pointer_args(self, a, b, c) -> tuple:
         """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views."""
@@ -501,7 +537,8 @@ class Product:
         ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
         first = (gemm_kernel, self.grid(tile, split),
                  (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
-                 dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split), options)
+                 dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split, VEC_C=_vec(ws)),
+                 options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
@@ -591,14 +628,25 @@ class Product:
     @property
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
-        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout, self.epilogue,
+        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.loads, self.epilogue,
                 *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
         from .cache import make_key
-        return make_key(self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.epilogue,
-                        _hint(self.M), _hint(self.N), _hint(self.K))
+        return make_key(self.facts.name, self.dtype, self._key_precision, self.path,
+                        self.layout + self.loads + self.epilogue, _hint(self.M), _hint(self.N), _hint(self.K))
+
+    @property
+    def loads(self) -> str:
+        """'' where the pointer kernel reads A and B 16 bytes at a time (and on the TMA path), else
+        '@{bytes of A}.{bytes of B}': narrower reads are slower, and 2-byte ones are not pipelined,
+        so the best config differs."""
+        if self.path != "pointer" or self.traced:
+            return ""
+        widths = (_load_bytes(t, self.constants[v]) for t, v in zip(self.args[:2], ("VEC_A", "VEC_B")))
+        wa, wb = widths
+        return "" if wa == wb == 16 else f"@{wa}.{wb}"
 
     @property
     def _key_precision(self) -> str:

@@ -9,6 +9,14 @@ Split-K (SPLIT_K > 1, unbatched products only): SPLIT_K programs share each tile
 one contiguous slice of the K steps, and store their fp32 partial sums in C[split] of an
 (SPLIT_K, M, N) workspace, without the epilogue; kernels/split_k.py adds the slices in a fixed
 order and applies it. For products with too few tiles to occupy every SM (decode: M of 1-64).
+
+Alignment hints (VEC_*, DIV_*): Triton specializes an integer argument as divisible by 16 or not
+at all, so rows that start 4 or 8 bytes apart (a bf16 row of 5938 elements) would be read 2 bytes
+at a time, and only 4-, 8- and 16-byte reads can be asynchronous copies, which the compiler
+pipelines over the K steps. The launcher passes what it knows instead (plan.alignment): VEC_A,
+VEC_B and VEC_C elements divide every stride of that tensor but a unit one, and its base address
+is 16-byte aligned where they are above 1; DIV_M, DIV_N and DIV_K divide the sizes, which bound
+the masks along the rows.
 """
 import triton
 import triton.language as tl
@@ -24,9 +32,12 @@ def gemm_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, SPLIT_K: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr,
+    DIV_M: tl.constexpr, DIV_N: tl.constexpr, DIV_K: tl.constexpr,
 ):
     # The grid is (batch * tiles * SPLIT_K,): one axis has room for 2**31 programs, so no batch
     # is too large. The slices of one tile are neighbours, so they run in the same wave.
+    M, N, K = M // DIV_M * DIV_M, N // DIV_N * DIV_N, K // DIV_K * DIV_K  # the same sizes, known divisible
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     tiles = num_pid_m * num_pid_n
@@ -45,8 +56,13 @@ def gemm_kernel(
     offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
     step_a = BLOCK_K * tl.cast(stride_ak, tl.int64)
     step_b = BLOCK_K * tl.cast(stride_bk, tl.int64)
-    a_ptrs = a_ptr + z * stride_az + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak + first * step_a
-    b_ptrs = b_ptr + z * stride_bz + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn + first * step_b
+    # The alignment hints (module docstring): offsets along a stride VEC divides are multiples of it;
+    # along a unit stride, contiguous runs that start at multiples of a block (16 or more), so the claim
+    # holds there too. (A hint replaces what the compiler inferred, so the launcher passes VEC exactly.)
+    a_ptrs = a_ptr + tl.multiple_of(z * stride_az, VEC_A) + first * step_a \
+        + tl.multiple_of(offs_m[:, None] * stride_am, [VEC_A, 1]) + tl.multiple_of(offs_k[None, :] * stride_ak, [1, VEC_A])
+    b_ptrs = b_ptr + tl.multiple_of(z * stride_bz, VEC_B) + first * step_b \
+        + tl.multiple_of(offs_k[:, None] * stride_bk, [VEC_B, 1]) + tl.multiple_of(offs_n[None, :] * stride_bn, [1, VEC_B])
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(first, last):
@@ -68,5 +84,6 @@ def gemm_kernel(
     else:
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
-    c_ptrs = c_ptr + z * stride_cz + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    c_ptrs = c_ptr + tl.multiple_of(z * stride_cz, VEC_C) \
+        + tl.multiple_of(offs_m[:, None] * stride_cm, [VEC_C, 1]) + tl.multiple_of(offs_n[None, :] * stride_cn, [1, VEC_C])
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
