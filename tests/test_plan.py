@@ -148,8 +148,13 @@ def test_alignment_hints_from_strides_and_sizes():
     assert plan._vec(torch.empty(8, 16, dtype=torch.bfloat16).expand(3, 8, 16)) == 8  # a batch stride of 0
     assert plan._vec(torch.empty(4, 20)) == 4 and plan._vec(torch.empty(4, 64, dtype=torch.float8_e4m3fn)) == 16
     hints = plan.alignment(x.unsqueeze(0), x.T.unsqueeze(0), torch.empty(1, 6, 6), 6, 6, 3242)
-    assert hints == dict(VEC_A=2, VEC_B=2, VEC_C=2, DIV_M=2, DIV_N=2, DIV_K=2)
-    assert set(plan.alignment(x, x, x, 6, 6, 3242, traced=True).values()) == {1}
+    assert hints == dict(VEC_A=2, VEC_B=2, VEC_C=2, DIV_M=2, DIV_N=2, DIV_K=2)  # C: fp32 rows 24 bytes apart
+    aligned = torch.empty(1, 64, 64, dtype=torch.bfloat16)  # Triton's specialization says it all: no hints
+    assert plan.alignment(aligned, aligned, aligned, 64, 64, 64) == dict(VEC_A=0, VEC_B=0, VEC_C=0, DIV_M=1,
+                                                                          DIV_N=1, DIV_K=1)
+    rows_16_bytes_apart = torch.empty(8, 4104, dtype=torch.bfloat16)  # 4104 = 8 * 513: not divisible by 16
+    assert plan.alignment(rows_16_bytes_apart, aligned, aligned, 8, 64, 4104)["VEC_A"] == 8
+    assert set(plan.alignment(x, x, x, 6, 6, 3242, traced=True).values()) <= {0, 1}
     assert plan._load_bytes(x, 2) == 4 and plan._load_bytes(x[:, :3241], 2) == 2  # the mask along the row too
     assert plan._load_bytes(torch.empty(4, 64)[:, 1:], 4) == 4  # an unaligned base: one element at a time
     launch = Product(x, x.T, torch.empty(6, 6, dtype=torch.bfloat16), "native")
@@ -197,6 +202,7 @@ def test_pointer_kernel_under_each_alignment_hint(case, dtype, device, pointer):
     out.fill_(float("nan"))
     launch = Product(a, b, out, plan.resolve_precision(dtype, "ieee"))
     assert launch.constants["VEC_A"] == launch.constants["VEC_B"] == apart // size
+    assert launch.args[0].stride(0) == 0 or a.dim() == 3  # no odd batch stride hides the alignment
     cfg = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, num_warps=4, num_stages=3)
     result = tritonmm.matmul(a, b, out=out, config=cfg, input_precision="ieee" if size == 4 else None)
     ref = a.double() @ b.double()

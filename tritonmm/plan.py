@@ -219,20 +219,29 @@ def _vec(t: torch.Tensor) -> int:
     return vec
 
 
+def _specialized(t: torch.Tensor) -> bool:
+    """Whether Triton's own specialization tells gemm_kernel all VEC would: a 16-byte aligned base and
+    strides (of dims above size 1) that are 1 or divisible by 16."""
+    return t.data_ptr() % 16 == 0 and all(s == 1 or s % 16 == 0 or n == 1 for n, s in zip(t.shape, t.stride()))
+
+
 def alignment(a3, b3, c3, M: int, N: int, K: int, traced: bool = False) -> dict:
-    """gemm_kernel's alignment hints for 3-D views of its operands: VEC_* for each tensor, DIV_* the
-    powers of two (up to 16) that divide the sizes. Traced products claim nothing: their sizes and
+    """gemm_kernel's alignment hints for 3-D views of its operands: VEC_* for each tensor (0: none),
+    DIV_* the powers of two below 16 that divide the sizes (1: none). Only what Triton's specialization
+    does not say already (gemm_kernel's docstring). Traced products claim nothing: their sizes and
     strides may be symbolic, and the compiled graph keeps the hints for every size it is called with."""
     if traced:
-        return dict(VEC_A=1, VEC_B=1, VEC_C=1, DIV_M=1, DIV_N=1, DIV_K=1)
-    return dict(VEC_A=_vec(a3), VEC_B=_vec(b3), VEC_C=_vec(c3),
-                DIV_M=math.gcd(M, 16), DIV_N=math.gcd(N, 16), DIV_K=math.gcd(K, 16))
+        return dict(VEC_A=0, VEC_B=0, VEC_C=0, DIV_M=1, DIV_N=1, DIV_K=1)
+    vec = [0 if _specialized(t) else _vec(t) for t in (a3, b3, c3)]
+    div = [1 if n % 16 == 0 else math.gcd(n, 16) for n in (M, N, K)]
+    return dict(VEC_A=vec[0], VEC_B=vec[1], VEC_C=vec[2], DIV_M=div[0], DIV_N=div[1], DIV_K=div[2])
 
 
 def _load_bytes(t: torch.Tensor, vec: int) -> int:
-    """Bytes the pointer kernel reads of t at a time: VEC elements where the base is 16-byte aligned and
-    its contiguous dim's size is a multiple of them too (the masks along it), else one element."""
+    """Bytes the pointer kernel reads of t at a time: VEC elements (0: 16 bytes) where the base is 16-byte
+    aligned and its contiguous dim's size is a multiple of them too (the masks along it), else one element."""
     size = t.element_size()
+    vec = vec or 16 // size
     if t.data_ptr() % 16:
         return size
     for dim in (-1, -2):
@@ -415,8 +424,13 @@ class Product:
                                             self.traced))
 
     def _pointer_args(self, a, b, c) -> tuple:
-        """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views."""
-        a3, b3, c3 = (t if self.batched else t.unsqueeze(0) for t in (a, b, c))
+        """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views. An
+        unbatched product's batch strides are 0: unsqueeze(0) gives a transposed view a stride of its
+        row count, and one not divisible by 16 would hide the alignment of every load from Triton."""
+        if self.batched:
+            a3, b3, c3 = a, b, c
+        else:
+            a3, b3, c3 = (t.as_strided((1, *t.shape), (0, *t.stride())) for t in (a, b, c))
         return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, self.K,
                 *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
@@ -537,7 +551,8 @@ class Product:
         ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
         first = (gemm_kernel, self.grid(tile, split),
                  (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
-                 dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split, VEC_C=_vec(ws)),
+                 dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split,
+                      VEC_C=0 if _specialized(ws) else _vec(ws)),
                  options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),

@@ -14,9 +14,10 @@ Alignment hints (VEC_*, DIV_*): Triton specializes an integer argument as divisi
 at all, so rows that start 4 or 8 bytes apart (a bf16 row of 5938 elements) would be read 2 bytes
 at a time, and only 4-, 8- and 16-byte reads can be asynchronous copies, which the compiler
 pipelines over the K steps. The launcher passes what it knows instead (plan.alignment): VEC_A,
-VEC_B and VEC_C elements divide every stride of that tensor but a unit one, and its base address
-is 16-byte aligned where they are above 1; DIV_M, DIV_N and DIV_K divide the sizes, which bound
-the masks along the rows.
+VEC_B and VEC_C elements divide every stride of that tensor but a unit one; DIV_M, DIV_N and DIV_K
+divide the sizes, which bound the masks along the rows. Only where Triton's specialization does not
+already say as much (VEC 0, DIV 1: no hint): a hint replaces what the compiler inferred, and on
+Triton 3.6 hints on 16-byte aligned operands ran the kernel 1.6-3.6x slower (session 12, run 8).
 """
 import triton
 import triton.language as tl
@@ -37,7 +38,12 @@ def gemm_kernel(
 ):
     # The grid is (batch * tiles * SPLIT_K,): one axis has room for 2**31 programs, so no batch
     # is too large. The slices of one tile are neighbours, so they run in the same wave.
-    M, N, K = M // DIV_M * DIV_M, N // DIV_N * DIV_N, K // DIV_K * DIV_K  # the same sizes, known divisible
+    if DIV_M > 1:  # the same sizes, known divisible (module docstring)
+        M = M // DIV_M * DIV_M
+    if DIV_N > 1:
+        N = N // DIV_N * DIV_N
+    if DIV_K > 1:
+        K = K // DIV_K * DIV_K
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     tiles = num_pid_m * num_pid_n
@@ -56,13 +62,14 @@ def gemm_kernel(
     offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
     step_a = BLOCK_K * tl.cast(stride_ak, tl.int64)
     step_b = BLOCK_K * tl.cast(stride_bk, tl.int64)
-    # The alignment hints (module docstring): offsets along a stride VEC divides are multiples of it;
-    # along a unit stride, contiguous runs that start at multiples of a block (16 or more), so the claim
-    # holds there too. (A hint replaces what the compiler inferred, so the launcher passes VEC exactly.)
-    a_ptrs = a_ptr + tl.multiple_of(z * stride_az, VEC_A) + first * step_a \
-        + tl.multiple_of(offs_m[:, None] * stride_am, [VEC_A, 1]) + tl.multiple_of(offs_k[None, :] * stride_ak, [1, VEC_A])
-    b_ptrs = b_ptr + tl.multiple_of(z * stride_bz, VEC_B) + first * step_b \
-        + tl.multiple_of(offs_k[:, None] * stride_bk, [VEC_B, 1]) + tl.multiple_of(offs_n[None, :] * stride_bn, [1, VEC_B])
+    a_z, a_m, a_k = z * stride_az, offs_m[:, None] * stride_am, offs_k[None, :] * stride_ak
+    b_z, b_k, b_n = z * stride_bz, offs_k[:, None] * stride_bk, offs_n[None, :] * stride_bn
+    if VEC_A > 0:  # the alignment hints (module docstring); 0: Triton's own specialization tells it all
+        a_z, a_m, a_k = tl.multiple_of(a_z, VEC_A), tl.multiple_of(a_m, [VEC_A, 1]), tl.multiple_of(a_k, [1, VEC_A])
+    if VEC_B > 0:
+        b_z, b_k, b_n = tl.multiple_of(b_z, VEC_B), tl.multiple_of(b_k, [VEC_B, 1]), tl.multiple_of(b_n, [1, VEC_B])
+    a_ptrs = a_ptr + a_z + a_m + a_k + first * step_a
+    b_ptrs = b_ptr + b_z + b_k + b_n + first * step_b
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(first, last):
@@ -84,6 +91,8 @@ def gemm_kernel(
     else:
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
-    c_ptrs = c_ptr + tl.multiple_of(z * stride_cz, VEC_C) \
-        + tl.multiple_of(offs_m[:, None] * stride_cm, [VEC_C, 1]) + tl.multiple_of(offs_n[None, :] * stride_cn, [1, VEC_C])
+    c_z, c_m, c_n = z * stride_cz, offs_m[:, None] * stride_cm, offs_n[None, :] * stride_cn
+    if VEC_C > 0:
+        c_z, c_m, c_n = tl.multiple_of(c_z, VEC_C), tl.multiple_of(c_m, [VEC_C, 1]), tl.multiple_of(c_n, [1, VEC_C])
+    c_ptrs = c_ptr + c_z + c_m + c_n
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
