@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 12, device run 7, never run: run 11 instead: the draw of run 1 again (bf16, seed 1).
+# Session 12, device run 7, never run (run 11 is this script at the final code): the draw of run 1 again (bf16, seed 1).
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 TRITONMM_CACHE_DIR=/tmp/tc-s12r7-draw timeout 540 python3 -m bench --preset sweep --dtype bf16 --rounds 3 --draw 40 --seed 1 \
