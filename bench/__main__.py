@@ -299,8 +299,8 @@ def main(argv=None) -> int:
             p.error("--preset sweep runs on its own: no other preset, --shape, --impl or --quick")
         if not set(args.dtype or []) <= set(sweep.DTYPES):
             p.error(f"--preset sweep runs {', '.join(list(sweep.DTYPES)[:-1])} and {list(sweep.DTYPES)[-1]} only")
-        if args.draw < 0:
-            p.error("--draw must be at least 1")
+        if args.draw and not 1 <= args.draw <= sweep.DRAW_MAX:
+            p.error(f"--draw takes 1-{sweep.DRAW_MAX} shapes")
         if not torch.cuda.is_available():
             print("No CUDA GPU found: the sweep times GPU kernels. Nothing timed.")
             return 0

@@ -52,12 +52,13 @@ SHAPES = [
     (4096, 4096, 4000, "NN"), (2048, 2048, 1000, "NN"), (3000, 3008, 3000, "NN"),
 ]
 
-# Model widths (N, K) of x @ W.T that draw() picks from: attention and MLP projections of 3072- to
-# 8192-wide models, none of them in SHAPES.
+# Model widths (N, K) of x @ W.T that draw() picks from: attention and MLP projections of 2048- to
+# 8192-wide models (two of them, 3072 and 8192 square, are among SHAPES' (N, K); M makes the shape new).
 DRAW_WIDTHS = [(3072, 3072), (8192, 3072), (3072, 8192), (5120, 5120), (13824, 5120), (5120, 13824),
                (8192, 8192), (28672, 8192), (8192, 28672), (6144, 2048), (2048, 6144)]
 DRAW_KINDS = ("aligned", "unaligned", "square", "llm", "decode")
 DRAW_MAX_MACS = 2**37  # a draw above this is drawn again: each shape stays under ~0.3 s of timing
+DRAW_MAX = 200  # shapes one draw can hold: each kind has room for far more distinct shapes than a fifth of it
 
 
 def draw(n: int, seed: int) -> list:
@@ -66,6 +67,8 @@ def draw(n: int, seed: int) -> list:
     aligned: M, N, K multiples of 16 in 256-8192, NN or NT. unaligned: each size in 64-6144 and
     none a multiple of 8 (no row is 16-byte aligned). square: a multiple of 64 in 512-6144.
     llm: x @ W.T over DRAW_WIDTHS, M in 128-8192 tokens. decode: M in 1-64 over DRAW_WIDTHS."""
+    if not 1 <= n <= DRAW_MAX:
+        raise ValueError(f"draw: n must be 1-{DRAW_MAX} (squares run out of distinct sizes past a few hundred), not {n}")
     rng = random.Random(seed)
 
     def size(lo, hi, multiple=1):

@@ -144,7 +144,10 @@ def test_alignment_hints_from_strides_and_sizes():
     DIV, the one dividing each size; none while tracing. The tuning key tells narrow reads apart."""
     x = torch.empty(6, 5938, dtype=torch.bfloat16)[:, :3242]  # rows 4 bytes apart
     assert plan._vec(x) == 2 and plan._vec(x.T) == 2 and plan._vec(torch.empty(6, 4101)) == 1
-    assert plan._vec(torch.empty(3, 8, 12, dtype=torch.float16)) == 4  # the batch stride (96) too
+    assert plan._vec(torch.empty(3, 8, 12, dtype=torch.float16)) == 4
+    batch = torch.empty(400, dtype=torch.bfloat16).as_strided((3, 8, 16), (130, 16, 1))
+    assert plan._vec(batch) == 2  # the batch stride counts: 130 = 2 * 65
+    assert plan._vec(torch.empty(1, 4097, dtype=torch.bfloat16)[:, :4096]) == 1  # a size-1 dim's stride too
     assert plan._vec(torch.empty(8, 16, dtype=torch.bfloat16).expand(3, 8, 16)) == 8  # a batch stride of 0
     assert plan._vec(torch.empty(4, 20)) == 4 and plan._vec(torch.empty(4, 64, dtype=torch.float8_e4m3fn)) == 16
     hints = plan.alignment(x.unsqueeze(0), x.T.unsqueeze(0), torch.empty(1, 6, 6), 6, 6, 3242)

@@ -32,11 +32,16 @@ def test_draw_is_repeatable_and_keeps_to_its_kinds():
     assert all(m <= 64 and (n, k) in sweep.DRAW_WIDTHS and layout == "NT" for m, n, k, layout in kinds["decode"])
     assert all(m >= 128 and (n, k) in sweep.DRAW_WIDTHS for m, n, k, _ in kinds["llm"])
     assert sweep.shapes_for("fp8", shapes) == list(dict.fromkeys((m, n, k, "NT") for m, n, k, _ in shapes))
+    assert len(sweep.draw(sweep.DRAW_MAX, seed=1)) == sweep.DRAW_MAX  # ends: each kind has room for its share
+    with pytest.raises(ValueError, match="n must be"):
+        sweep.draw(sweep.DRAW_MAX + 1, seed=1)
 
 
 def test_draw_goes_with_the_sweep_only():
     out = run_bench("--draw", "4", "--preset", "square")
     assert out.returncode == 2 and "--draw draws the sweep's shapes" in out.stderr
+    out = run_bench("--draw", "999", "--preset", "sweep")
+    assert out.returncode == 2 and "--draw takes 1-" in out.stderr
 
 
 def _row(dtype, shape, graph, eager):

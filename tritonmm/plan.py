@@ -94,7 +94,7 @@ CAPTURED_TMA_DIVISOR = 8
 # copies move (read and write of each staged operand, and of C when it is staged), as torch's
 # pad_mm decides: only products that gain enough on the TMA kernel pay back the copies. Sessions 3-11
 # held 40, from the pointer kernel's ~110 TFLOP/s on unaligned rows at 3000x3001x2999; on thinner
-# products it runs far slower (22-80 TFLOP/s with its alignment hints: session 12, run 3). Session 12,
+# products it runs far slower (22-80 TFLOP/s: session 12, runs 3-4). Session 12,
 # run 4 (notes/experiments/row_alignment.py, bf16, graph replay, rotated operands) staged by force the
 # unaligned products under 40: staged / pointer 68.2 / 85.7 us at 150x5938x3242 (35 per byte), 34.4 /
 # 38.3 at 1724x182x4786 x @ W.T (40), 16.1 / 19.5 at 751x3247x185 (35), 29.4 / 30.2 at 77x4099x2049 (18,
@@ -209,14 +209,19 @@ def _stage(stagers, a, b, traced: bool = False) -> tuple:
 
 
 def _vec(t: torch.Tensor) -> int:
-    """gemm_kernel's VEC for t: the most elements, a power of two up to 16 bytes, that divide every
-    stride of t but unit ones (a stride of 0 is a multiple of any) and those of dims of size 1, whose
-    index is 0 wherever a lane is not masked (unsqueeze(0) gives a transposed view an odd one)."""
+    """The most elements, a power of two up to 16 bytes, that divide every stride of t but unit ones (a
+    stride of 0 is a multiple of any). Dims of size 1 count too: their masked lanes still form addresses
+    (an asynchronous copy of 0 bytes from a misaligned one), so only true claims are made about them."""
     vec = 16 // t.element_size()
-    for n, stride in zip(t.shape, t.stride()):
-        if stride != 1 and n > 1:
+    for stride in t.stride():
+        if stride != 1:
             vec = math.gcd(vec, stride)
     return vec
+
+
+def _vec_hint(t: torch.Tensor) -> int:
+    """gemm_kernel's VEC_* for t: 0 (no hint) where Triton's specialization says as much, else _vec."""
+    return 0 if _specialized(t) else _vec(t)
 
 
 def _specialized(t: torch.Tensor) -> bool:
@@ -232,7 +237,7 @@ def alignment(a3, b3, c3, M: int, N: int, K: int, traced: bool = False) -> dict:
     strides may be symbolic, and the compiled graph keeps the hints for every size it is called with."""
     if traced:
         return dict(VEC_A=0, VEC_B=0, VEC_C=0, DIV_M=1, DIV_N=1, DIV_K=1)
-    vec = [0 if _specialized(t) else _vec(t) for t in (a3, b3, c3)]
+    vec = [_vec_hint(t) for t in (a3, b3, c3)]
     div = [1 if n % 16 == 0 else math.gcd(n, 16) for n in (M, N, K)]
     return dict(VEC_A=vec[0], VEC_B=vec[1], VEC_C=vec[2], DIV_M=div[0], DIV_N=div[1], DIV_K=div[2])
 
@@ -552,7 +557,7 @@ class Product:
         first = (gemm_kernel, self.grid(tile, split),
                  (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
                  dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split,
-                      VEC_C=0 if _specialized(ws) else _vec(ws)),
+                      VEC_C=_vec_hint(ws)),
                  options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),
@@ -654,9 +659,9 @@ class Product:
 
     @property
     def loads(self) -> str:
-        """'' where the pointer kernel reads A and B 16 bytes at a time (and on the TMA path), else
-        '@{bytes of A}.{bytes of B}': narrower reads are slower, and 2-byte ones are not pipelined,
-        so the best config differs."""
+        """'' where A and B allow the pointer kernel 16-byte reads (and on the TMA path), else
+        '@{bytes of A}.{bytes of B}', the widest reads their alignment allows (what the compiler makes of
+        the hints differs by Triton version: gemm_kernel's docstring): the best config differs with them."""
         if self.path != "pointer" or self.traced:
             return ""
         widths = (_load_bytes(t, self.constants[v]) for t, v in zip(self.args[:2], ("VEC_A", "VEC_B")))

@@ -1,3 +1,5 @@
+# The pointer kernel as it was before session 12's alignment hints (tritonmm/kernels/gemm.py at e9df7cf),
+# kept as hint_ab.py's baseline: the device's copy of the tree has no git history to take it from.
 """The pointer block program: C[z] = A[z] @ B[z] (scaled, + bias, activation), any strides.
 
 One program owns one BLOCK_M x BLOCK_N tile of one product of the batch and walks K in

@@ -16,8 +16,12 @@ at a time, and only 4-, 8- and 16-byte reads can be asynchronous copies, which t
 pipelines over the K steps. The launcher passes what it knows instead (plan.alignment): VEC_A,
 VEC_B and VEC_C elements divide every stride of that tensor but a unit one; DIV_M, DIV_N and DIV_K
 divide the sizes, which bound the masks along the rows. Only where Triton's specialization does not
-already say as much (VEC 0, DIV 1: no hint): a hint replaces what the compiler inferred, and on
-Triton 3.6 hints on 16-byte aligned operands ran the kernel 1.6-3.6x slower (session 12, run 8).
+already say as much (VEC 0, DIV 1: no hint): a hint replaces what the compiler inferred, and its 1
+for the size-1 dim of each [BLOCK, 1] or [1, BLOCK] term is the dim the reads run along once
+broadcast. Triton 3.8 recovers (16-byte copies on aligned operands, 4-byte ones at VEC 2); Triton 3.6
+does not: 2-byte reads in a compile of either (session 12 review), and on the H100 aligned operands
+with hints ran 1.6-3.6x slower (run 8), hence no hint there, while 150x5938x3242 (VEC 2) ran 123 -> 83
+us (run 9) for a reason not found. Hinting the non-unit terms in both dims is the next thing to try.
 """
 import triton
 import triton.language as tl
