@@ -664,8 +664,7 @@ class Product:
         the hints differs by Triton version: gemm_kernel's docstring): the best config differs with them."""
         if self.path != "pointer" or self.traced:
             return ""
-        widths = (_load_bytes(t, self.constants[v]) for t, v in zip(self.args[:2], ("VEC_A", "VEC_B")))
-        wa, wb = widths
+        wa, wb = (_load_bytes(t, self.constants[v]) for t, v in zip(self.args[:2], ("VEC_A", "VEC_B")))
         return "" if wa == wb == 16 else f"@{wa}.{wb}"
 
     @property
