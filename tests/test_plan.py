@@ -389,6 +389,114 @@ def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
         assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
 
 
+def _stream_k_shapes(sms):
+    """Under 16x32x16 tiles: more tiles than programs (each run crosses tile ends), and two tiles of a long
+    K (each shared by half the programs); ragged edges and a partial last K step in both."""
+    return [(16 * (sms // 2 + 3) - 7, 64, 200), (20, 30, 16 * 3 * sms + 9)]
+
+
+STREAM_K_TILE = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, STREAM_K=1, num_warps=4, num_stages=2)
+
+
+def _stream_k_flags_clear():
+    return all(not flags.any() for flags in plan._stream_k_flags.values())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("which", [0, 1], ids=["tiles-over-programs", "programs-over-tiles"])
+def test_stream_k_against_float64(which, layout, dtype, device, staging, monkeypatch):
+    """Stream-K runs in one launch, matches float64, gives the same bits twice (each tile's parts are
+    added in one order) and leaves its flags zero for the next launch."""
+    M, N, K = _stream_k_shapes(devices.facts(torch.device(device)).num_sms)[which]
+    a, b = operands(M, N, K, dtype, layout, device)
+    launched, real = [], plan.launcher
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel) or real(kernel, traced))
+    precision = "ieee" if dtype == torch.float32 else None
+    first = tritonmm.mm(a, b, out=nan_out(M, N, dtype, device), config=STREAM_K_TILE, input_precision=precision)
+    assert plan.stream_k_kernel in launched and plan.gemm_tma_kernel not in launched
+    assert rel_err(first, a, b) < BOUND[dtype]
+    again = tritonmm.mm(a, b, out=nan_out(M, N, dtype, device), config=STREAM_K_TILE, input_precision=precision)
+    assert torch.equal(first, again) and _stream_k_flags_clear()
+
+
+@pytest.mark.parametrize("bias_kind", ["row", "column", "matrix"])
+def test_stream_k_applies_the_epilogue_once(bias_kind, device, staging):
+    """The program that finishes a tile applies bias and activation once, after every part is added."""
+    M, N, K = _stream_k_shapes(devices.facts(torch.device(device)).num_sms)[1]
+    bias = {"row": torch.randn(N), "column": torch.randn(M, 1), "matrix": torch.randn(M, N)}[bias_kind].to(device)
+    a, b = operands(M, N, K, torch.float32, "NT", device)
+    out = nan_out(M, N, torch.float32, device)
+    launch = Product(a, b, out, "ieee", bias=bias, activation="gelu_tanh")
+    cfg = config_space.make_config(16, 32, 16, 2, 4, STREAM_K=1)
+    assert launch.stream_k(cfg) and launch.launches(cfg) == 1
+    launch.run(cfg)
+    ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "gelu_tanh")
+    assert ((out.double() - ref).norm() / ref.norm()) < 1e-5
+
+
+def test_stream_k_where_it_cannot_apply_runs_the_tiles(device, pointer):
+    """A pinned STREAM_K off the TMA path (or on split tf32x3 operands) runs the config's tiles as they are."""
+    a, b = operands(48, 80, 96, torch.float16, "NN", device)
+    launch = Product(a, b, torch.empty(48, 80, dtype=torch.float16, device=device), "native")
+    cfg = config_space.make_config(16, 32, 16, 2, 4, STREAM_K=1)
+    assert launch.path == "pointer" and not launch.stream_k(cfg)
+    assert [step[0] for step in launch.steps(cfg)] == [plan.gemm_kernel]
+    assert rel_err(tritonmm.mm(a, b, config=STREAM_K_TILE), a, b) < 2e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_gpu_stream_k_relaunches_on_streams_and_in_graphs(dtype, monkeypatch, tmp_path):
+    """A tuned STREAM_K config: planned, relaunched from the cache on the default stream and on another
+    (flags of their own), and captured into a CUDA graph (flags zeroed in the graph) that replays right on
+    fresh inputs while eager launches run; 128x128 tiles of a 1.1-wave product, FP8 with row scales too."""
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    sms = devices.facts(torch.device("cuda")).num_sms
+    M, N, K = 128 * (sms // 2 + 3) - 37, 256, 1000
+    cfg = config_space.make_config(128, 128, 64, 3, 4, STREAM_K=1)
+    a, b = operands(M, N, K, dtype, "NT", "cuda")
+    launch = Product(a, b, nan_out(M, N, dtype, "cuda"), "native")
+    assert launch.path == "tma" and launch.stream_k(cfg)
+    tuning._remember(launch.tuning_key, cfg)
+    try:
+        side = torch.cuda.Stream()
+        for s in (torch.cuda.current_stream(), side, torch.cuda.current_stream()):
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                a, b = operands(M, N, K, dtype, "NT", "cuda")
+                out = tritonmm.mm(a, b, out=nan_out(M, N, dtype, "cuda"))
+            torch.cuda.current_stream().wait_stream(s)
+            assert rel_err(out, a, b) < BOUND[dtype]
+        graph = torch.cuda.CUDAGraph()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.graph(graph):
+            captured = tritonmm.mm(a, b)
+        new_a, new_b = operands(M, N, K, dtype, "NT", "cuda")
+        a.copy_(new_a)
+        b.copy_(new_b)
+        captured.fill_(float("nan"))
+        graph.replay()
+        eager = tritonmm.mm(new_a, new_b)  # the default stream's flags, beside the graph's
+        torch.cuda.synchronize()
+        assert rel_err(captured, new_a, new_b) < BOUND[dtype] and torch.equal(captured, eager)
+        assert _stream_k_flags_clear()
+    finally:
+        tuning.forget()
+    if torch.cuda.get_device_capability() >= (8, 9):
+        every_product_on_tma(monkeypatch)  # a short K: below the TMA path's size bar
+        a8, b8 = (t.to(torch.float8_e4m3fn) for t in operands(M, N, 256, torch.float32, "NT", "cuda"))
+        scale_a, scale_b = torch.rand(M, 1, device="cuda") + 0.5, torch.rand(1, N, device="cuda") + 0.5
+        out = nan_out(M, N, torch.bfloat16, "cuda")
+        launch = Product(a8, b8, out, "native", scales=(scale_a, scale_b))
+        cfg8 = config_space.make_config(128, 128, 128, 3, 4, STREAM_K=1)
+        assert launch.stream_k(cfg8)
+        launch.run(cfg8)
+        ref = (a8.double() * scale_a.double()) @ (b8.double() * scale_b.double())
+        assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
+
+
 def test_path_rule():
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     assert plan.tma_path(hopper, 4096, 4096, 4096, 0)
