@@ -89,27 +89,6 @@ def test_small_shared_memory_keeps_configs_with_fewer_stages(fam, limit):
     assert cs.smem_bytes(cfg, size, tma=False) <= limit
 
 
-def test_stream_k_rule():
-    """Offered for large tiles whose persistent rounds sit idle enough, with K steps enough to share."""
-    assert cs.idle_fraction(1536, 1536, 128, 128, 132) == pytest.approx(1 - 144 / 264)
-    assert cs.stream_k_pays(1536, 1536, 1536, 128, 128, 64, 132)  # 144 tiles: one round and 12
-    assert cs.stream_k_pays(1250, 2048, 6144, 128, 256, 64, 132)  # 80 tiles: 52 SMs idle
-    assert not cs.stream_k_pays(4096, 4096, 4096, 128, 256, 64, 132)  # 512 tiles: 3% idle
-    assert not cs.stream_k_pays(1536, 1536, 1536, 64, 128, 64, 132)  # a small tile
-    assert not cs.stream_k_pays(1536, 1536, 64, 128, 128, 64, 132)  # one K step a tile: 144 steps for 132 SMs
-    space = cs.space("16bit")
-    variants = cs.with_stream_k(space, 1536, 1536, 1536, 132)
-    streams = [c for c in variants if cs.stream_k(c)]
-    assert {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) for c in streams} == {(128, 256), (128, 128), (64, 256)}
-    assert len(variants) == len(space) + len(streams)
-    for i, c in enumerate(variants):  # each right after the config it varies
-        if cs.stream_k(c):
-            base = variants[i - 1]
-            assert not cs.stream_k(base) and cs.kernel_params(base) == cs.kernel_params(c)
-            assert (base.num_warps, base.num_stages) == (c.num_warps, c.num_stages)
-    assert cs.with_stream_k(space, 4096, 4096, 4096, 132) == space
-
-
 def test_wave_tail_rule():
     # 3072^3 on 128x256 tiles: 288 tiles on 132 SMs, a third wave of 24; whole waves cover 2816 rows
     assert cs.tail_rows(3072, 3072, 128, 256, 132) == 2816
@@ -132,11 +111,10 @@ def test_wave_tail_rule():
 
 def test_config_lists_round_trip():
     for cfg in (cs.make_config(128, 256, 64, 4, 8), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=4),
-                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1), cs.make_config(128, 128, 64, 5, 4, STREAM_K=1)):
+                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1)):
         assert cs.from_list(cs.as_list(cfg)).kwargs == cfg.kwargs
     assert cs.from_list([64, 64, 32, 8, 4, 3]).kwargs == cs.make_config(64, 64, 32, 3, 4).kwargs  # before SPLIT_K
     assert cs.from_list([64, 64, 32, 8, 4, 3, 2]).kwargs == cs.make_config(64, 64, 32, 3, 4, SPLIT_K=2).kwargs
-    assert cs.from_list([64, 64, 32, 8, 4, 3, 1, 1]).kwargs == cs.make_config(64, 64, 32, 3, 4, TAIL=1).kwargs
 
 
 def test_narrow_tiles_only_where_64x64_tiles_leave_sms_idle():

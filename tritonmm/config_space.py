@@ -11,7 +11,7 @@ import torch
 
 from .validation import FP8_DTYPES
 
-TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL", "STREAM_K")
+TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
@@ -134,18 +134,14 @@ def narrow(family_name: str, M, N, num_sms) -> list:
     return narrow_space(family_name) if triton.cdiv(M, 64) * triton.cdiv(N, 64) < num_sms else []
 
 
-def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0,
-                STREAM_K=0) -> triton.Config:
+def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
     """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1, TAIL
-    (the last wave's rows in a launch of smaller tiles, tail_rows) and STREAM_K (the TMA path's K steps
-    shared evenly by the SMs, kernels/stream_k.py) only when 1."""
+    (the last wave's rows in a launch of smaller tiles, tail_rows) only when 1."""
     tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
     if SPLIT_K != 1:
         tile["SPLIT_K"] = SPLIT_K
     if TAIL:
         tile["TAIL"] = 1
-    if STREAM_K:
-        tile["STREAM_K"] = 1
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
@@ -157,13 +153,9 @@ def tail(cfg: triton.Config) -> bool:
     return bool(cfg.kwargs.get("TAIL", 0))
 
 
-def stream_k(cfg: triton.Config) -> bool:
-    return bool(cfg.kwargs.get("STREAM_K", 0))
-
-
 def kernel_params(cfg: triton.Config) -> dict:
-    """The config's parameters that the block programs take (SPLIT_K, TAIL and STREAM_K are the planner's)."""
-    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL", "STREAM_K")}
+    """The config's parameters that the block programs take (SPLIT_K and TAIL are the planner's)."""
+    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL")}
 
 
 def space(family_name: str) -> list:
@@ -342,42 +334,6 @@ def with_tail(cfgs, M, N, num_sms) -> list:
     return out
 
 
-# Stream-K (TMA path, kernels/stream_k.py): instead of whole tiles, every SM gets the same share of the
-# product's K steps, so no round of tiles runs mostly empty. A tuner variant of the first config of each
-# tile shape of at least STREAM_K_MIN_TILE elements (the large tiles, whose rounds are longest), where a
-# persistent launch of those tiles leaves at least STREAM_K_MIN_IDLE of its SM-rounds idle and every SM
-# gets MIN_SPLIT_STEPS K steps or more. Estimated, not yet measured at the boundary: the tuner times the
-# variant against the plain configs and the wave-tail split, and keeps the fastest.
-STREAM_K_MIN_TILE = 128 * 128
-STREAM_K_MIN_IDLE = 0.1
-
-
-def idle_fraction(M, N, BLOCK_M, BLOCK_N, num_sms) -> float:
-    """The share of a persistent launch's SM-rounds that hold no tile: 1 - tiles / (rounds * SMs)."""
-    tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
-    return 1 - tiles / (triton.cdiv(tiles, num_sms) * num_sms)
-
-
-def stream_k_pays(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, num_sms) -> bool:
-    """Whether stream-K is worth timing for this tile: large, rounds idle enough, K steps enough to share."""
-    steps = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * triton.cdiv(K, BLOCK_K)
-    return BLOCK_M * BLOCK_N >= STREAM_K_MIN_TILE and steps >= MIN_SPLIT_STEPS * num_sms and \
-        idle_fraction(M, N, BLOCK_M, BLOCK_N, num_sms) >= STREAM_K_MIN_IDLE
-
-
-def with_stream_k(cfgs, M, N, K, num_sms) -> list:
-    """cfgs, the first config of each tile shape followed by its STREAM_K variant where stream_k_pays."""
-    out, seen = [], set()
-    for c in cfgs:
-        out.append(c)
-        k = c.kwargs
-        shape = (k["BLOCK_M"], k["BLOCK_N"])
-        if shape not in seen and not tail(c) and stream_k_pays(M, N, K, *shape, k["BLOCK_K"], num_sms):
-            seen.add(shape)
-            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, STREAM_K=1)))
-    return out
-
-
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
               can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
@@ -402,15 +358,14 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
 
 
 def as_list(cfg: triton.Config) -> list:
-    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL,
-    STREAM_K."""
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL."""
     k = cfg.kwargs
     return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg),
-            int(tail(cfg)), int(stream_k(cfg))]
+            int(tail(cfg))]
 
 
 def from_list(values) -> triton.Config:
-    """The inverse of as_list (shorter lists, from before SPLIT_K, TAIL or STREAM_K: one slice, neither)."""
+    """The inverse of as_list (shorter lists, from before SPLIT_K and TAIL: one slice, no tail)."""
     bm, bn, bk, group_m, warps, stages, *rest = values
-    split, tail_, stream = (list(rest) + [1, 0, 0][len(rest):])[:3]
-    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_, STREAM_K=stream)
+    split, tail_ = (list(rest) + [1, 0][len(rest):])[:2]
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_)

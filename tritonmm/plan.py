@@ -28,7 +28,6 @@ from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 from .kernels.gemv import gemv_kernel
 from .kernels.split_k import split_k_reduce_kernel
-from .kernels.stream_k import stream_k_kernel
 from .kernels.copy import copy_kernel
 
 
@@ -335,28 +334,6 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=N
     return y
 
 
-# Stream-K's flags (kernels/stream_k.py) by (device, stream): each launch leaves them zero, and launches on
-# one stream run one after another, so one buffer a stream serves every launch on it without a reset.
-_stream_k_flags: dict = {}
-
-
-def stream_k_flags(ws: torch.Tensor, stream=None) -> torch.Tensor:
-    """Zeroed int32 flags for a stream-K launch with workspace ``ws`` (one tile a program, and the counter)
-    on the current stream (``stream``: its handle, where the caller has it). Inside CUDA-graph capture a new
-    buffer, zeroed in the graph: a graph may replay on another stream, beside eager launches on this one."""
-    n = ws.shape[0] + 1
-    if capturing(ws):
-        return torch.zeros(n, dtype=torch.int32, device=ws.device)
-    if ws.device.type == "cuda":
-        stream = stream if stream is not None else fast_launch.current_stream(device.index(ws.device))
-    key = (ws.device, stream, n)
-    flags = _stream_k_flags.get(key)
-    if flags is None:
-        flags = torch.zeros(n, dtype=torch.int32, device=ws.device)
-        _remember(_stream_k_flags, key, flags)
-    return flags
-
-
 def transpose(x: torch.Tensor, traced: bool = False) -> torch.Tensor:
     """x.T as a new row-major tensor with 16-byte aligned rows."""
     return copy(x.T, _aligned_empty(x.shape[1], x.shape[0], x), traced)
@@ -525,7 +502,7 @@ class Product:
 
     def launches(self, cfg: triton.Config) -> int:
         """Kernel launches of one call under cfg (its staging copies aside): split-K's two passes, a
-        wave-tail split's two launches, or one (stream-K's too)."""
+        wave-tail split's two launches, or one."""
         return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
 
     def grid(self, meta, split: int = 1, rows=None):
@@ -539,15 +516,6 @@ class Product:
         if not config_space.tail(cfg) or self.path != "tma" or self.presplit:
             return 0
         return config_space.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
-
-    def stream_k(self, cfg: triton.Config) -> bool:
-        """Whether cfg runs stream-K here: it asks, and this product is on the TMA path, operands not split
-        into TF32 parts (a STREAM_K pinned elsewhere runs the config's tiles as they are)."""
-        return config_space.stream_k(cfg) and self.path == "tma" and not self.presplit
-
-    def stream_k_workspace(self, cfg: triton.Config) -> tuple:
-        """Stream-K's fp32 partial sums: one tile a program (kernels/stream_k.py)."""
-        return self.facts.num_sms, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"]
 
     def row_ranges(self, cfg: triton.Config):
         """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
@@ -573,13 +541,6 @@ class Product:
             grid = (self.Z * self.M * triton.cdiv(self.N, tile["BLOCK_N"]),)
             return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out), dict(self._epilogue(), **tile),
                      options)]
-        if self.stream_k(cfg):
-            tile = config_space.kernel_params(cfg)
-            a_desc, b_desc, c_desc, *rest = self.args
-            ws = torch.empty(self.stream_k_workspace(cfg), dtype=torch.float32, device=self.device)
-            constants = {k: v for k, v in self.constants.items() if k != "PRESPLIT"}
-            return [(stream_k_kernel, (self.facts.num_sms,), (a_desc, b_desc, c_desc, ws, stream_k_flags(ws), *rest),
-                     dict(constants, **tile), options)]
         ranges = self.row_ranges(cfg)
         if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
             (r0, r1), (r2, r3) = ranges
@@ -610,7 +571,7 @@ class Product:
         launched = []
         for step in self.steps(cfg):
             kernel, grid, args, constants, options = step
-            if kernel in (gemm_tma_kernel, stream_k_kernel):
+            if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **options), step))
         if self.c is not self.out and not config_space.is_gemv(cfg):
@@ -625,10 +586,9 @@ class Product:
         launches = []
         for compiled, (kernel, grid, args, constants, _) in launched:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
-            # (ws, C, bias, scale_a, scale_b), (A, B, C, ws, flags, bias, scale_a, scale_b) or (A, B, C, bias,
-            # scale_a, scale_b)
-            tensors = {split_k_reduce_kernel: 5, stream_k_kernel: 8}.get(kernel, 6)
-            descriptors = args[:3] if kernel in (gemm_tma_kernel, stream_k_kernel) else None
+            # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
+            tensors = 5 if kernel is split_k_reduce_kernel else 6
+            descriptors = args[:3] if kernel is gemm_tma_kernel else None
             launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
                                                  descriptors))
         return launches
@@ -666,10 +626,8 @@ class Product:
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
         kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
                                                _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
-        if self.path == "tma" and not self.presplit:
-            if config_space.family(self.dtype, self.precision) == "16bit":
-                kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
-            return config_space.with_stream_k(kept, self.M, self.N, self.K, self.facts.num_sms)
+        if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
+            return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
         if self.can_split:
             kept = config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
         if _hint(self.M) == 1 and self._b_k_contiguous:
@@ -766,12 +724,11 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if ready is not None:
         rows = launch.row_ranges(cfg)
         workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
-        stream = launch.stream_k_workspace(cfg) if launch.stream_k(cfg) else None
         staged = launch.staged and not config_space.is_gemv(cfg)
         stage = (tuple(launch.stagers), launch.stage_c) if staged else None
         index = device.index(a.device) if a.device.type == "cuda" else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows,
-                                            index, stream))
+                                            index))
     return out
 
 
@@ -819,7 +776,6 @@ class _Relaunch(NamedTuple):
     stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
     rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
     index: int | None = None  # the operands' CUDA device (None: not a CUDA device)
-    stream_k: tuple | None = None  # stream-K's fp32 workspace shape (Product.stream_k_workspace), allocated per call
 
 
 # _Relaunch by launch_key: products seen before relaunch their compiled kernels.
@@ -894,9 +850,6 @@ def _launch_entry(known, a, b, out, bias, scales, index):
     if known.rows is not None:
         done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
                    for launch, (r0, r1) in zip(known.launches, known.rows))
-    elif known.stream_k is not None:
-        ws = torch.empty(known.stream_k, dtype=torch.float32, device=a.device)
-        done = known.launches[0]((a, b, c, ws, stream_k_flags(ws, stream), bias, *scales), stream)
     elif known.workspace is None:
         done = known.launches[0]((a, b, c, bias, *scales), stream)
     else:

@@ -45,9 +45,9 @@ def _table(timings: dict, best, M, N, K) -> str:
     for cfg, ms in sorted(timings.items(), key=lambda kv: kv[1]):
         k = cfg.kwargs
         rows.append(["*" if cfg == best else "", k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"],
-                     k.get("SPLIT_K", 1), k.get("TAIL", 0), k.get("STREAM_K", 0), cfg.num_warps, cfg.num_stages, f"{ms:.4f}",
+                     k.get("SPLIT_K", 1), k.get("TAIL", 0), cfg.num_warps, cfg.num_stages, f"{ms:.4f}",
                      f"{timing.tflops(M, N, K, ms):.1f}"])
-    return tabulate(rows, headers=["best", "BM", "BN", "BK", "GROUP_M", "SPLIT_K", "TAIL", "STREAM_K", "warps", "stages", "ms",
+    return tabulate(rows, headers=["best", "BM", "BN", "BK", "GROUP_M", "SPLIT_K", "TAIL", "warps", "stages", "ms",
                                    "TFLOP/s"])
 
 

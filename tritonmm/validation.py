@@ -85,13 +85,10 @@ def check_config(config):
     missing = {"BLOCK_M", "BLOCK_N", "BLOCK_K"} - set(params)
     if missing:
         raise ValueError(f"config is missing {sorted(missing)}; give at least BLOCK_M, BLOCK_N and BLOCK_K")
-    for key, what in (("TAIL", "the last wave's rows on smaller tiles"), ("STREAM_K", "K steps shared evenly by the SMs")):
-        if params.get(key, 1) not in (0, 1) or isinstance(params.get(key), bool):
-            raise ValueError(f"config[{key!r}] must be 1 ({what}) or 0, got {params[key]!r}")
-        if params.get(key) == 0:
-            del params[key]
-    if params.get("STREAM_K") and (params.get("TAIL") or params.get("SPLIT_K", 1) != 1):
-        raise ValueError("config with STREAM_K=1 takes no TAIL or SPLIT_K (stream-K shares K by itself); remove them")
+    if params.get("TAIL", 1) not in (0, 1) or isinstance(params.get("TAIL"), bool):
+        raise ValueError(f"config['TAIL'] must be 1 (the last wave's rows on smaller tiles) or 0, got {params['TAIL']!r}")
+    if params.get("TAIL") == 0:
+        del params["TAIL"]
     params.setdefault("GROUP_M", 8)
     params.setdefault("num_warps", 4)
     params.setdefault("num_stages", 3)
@@ -107,8 +104,8 @@ def check_config(config):
         if params[key] < 16 and not (one_row and key != "BLOCK_K"):
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
                              f"BLOCK_M=1 pins the one-row kernel, which takes any BLOCK_N")
-    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL") or params.get("STREAM_K")):
-        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K, TAIL or STREAM_K; remove them")
+    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL")):
+        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K or TAIL; remove them")
     if params.get("SPLIT_K", 1) > MAX_SPLIT_K:
         raise ValueError(f"config['SPLIT_K'] must be at most {MAX_SPLIT_K}, got {params['SPLIT_K']}")
     return make_config(**params)

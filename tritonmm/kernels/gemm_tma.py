@@ -34,6 +34,8 @@ def gemm_tma_kernel(
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
 ):
+    # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
+    # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -53,38 +55,20 @@ def gemm_tma_kernel(
                 part = tl.dot(a_hi, b_desc.load([N + off_n, off_k]).T, part, input_precision="tf32")
                 acc += tl.dot(a_hi, b_hi, part, input_precision="tf32")
         else:
-            acc = mma_steps(a_desc, b_desc, acc, off_m, off_n, 0, k_tiles, BLOCK_K, A_TRANS, B_TRANS, INPUT_PRECISION,
-                            UPCAST)
+            for ki in range(k_tiles):
+                off_k = ki * BLOCK_K
+                a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
+                b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
+                if UPCAST:
+                    a, b = a.to(tl.float32), b.to(tl.float32)
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
-        store_tile(c_desc, acc, off_m, off_n, BLOCK_M, BLOCK_N)
-
-
-@triton.jit
-def mma_steps(a_desc, b_desc, acc, off_m, off_n, k_first, k_last, BLOCK_K: tl.constexpr, A_TRANS: tl.constexpr,
-              B_TRANS: tl.constexpr, INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr):
-    """acc + the tile's K steps [k_first, k_last): one A tile and one B tile through TMA a step. A_TRANS /
-    B_TRANS: the operand is a transposed view, so its descriptor covers the contiguous A.T (K x M) /
-    B.T (N x K) and each loaded tile is transposed back."""
-    for ki in range(k_first, k_last):
-        off_k = ki * BLOCK_K
-        a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
-        b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
-        if UPCAST:
-            a, b = a.to(tl.float32), b.to(tl.float32)
-        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-    return acc
-
-
-@triton.jit
-def store_tile(c_desc, acc, off_m, off_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """The finished fp32 tile into C at (off_m, off_n), cast to C's dtype, in two BLOCK_N/2 halves
-    (module docstring)."""
-    left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-    c_desc.store([off_m, off_n], left.to(c_desc.dtype))
-    c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+        left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
+        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
 
 
 def fit_descriptors(nargs: dict) -> None:
