@@ -7,9 +7,15 @@ replay (timing.median_ms graph=True), operands fixed (L2-warm), 3 interleaved ro
 every operand ("hints") and every hint at 1 ("hints at 1"); run 9 the kernel with hints only where Triton's
 specialization does not say as much ("now").
 
+Session 13 (run 4): OLD_KERNEL_FILE notes/experiments/gemm_hints_s12.py, session 12's hints as [VEC, 1] claims on
+the broadcast terms, which Triton 3.6 compiled to 2-byte reads (session 12 review), against the hints on the 1-D
+offset terms before they are broadcast; a kernel file whose gemm_kernel takes the hints gets them. The widest
+cp.async of each compiled kernel is printed beside its time.
+
     PYTHONPATH=. python3 notes/experiments/hint_ab.py OLD_KERNEL_FILE
 """
 import importlib.util
+import re
 import statistics
 import sys
 
@@ -24,7 +30,11 @@ spec.loader.exec_module(old)
 
 CASES = [(256, 256, 256, "NN", (64, 64, 128, 4, 4)), (512, 512, 512, "NN", (64, 64, 128, 4, 4)),
          (1024, 1024, 1024, "NN", (64, 64, 128, 4, 4)), (16, 4096, 4096, "NT", (64, 32, 256, 4, 4)),
-         (64, 4096, 4096, "NT", (64, 32, 256, 4, 4)), (150, 5938, 3242, "NN", (64, 64, 128, 4, 4))]
+         (64, 4096, 4096, "NT", (64, 32, 256, 4, 4)), (150, 5938, 3242, "NN", (64, 64, 128, 4, 4)),
+         (150, 5938, 3242, "NN", (64, 128, 64, 6, 4)), (110, 2068, 1253, "NN", (64, 64, 128, 4, 4)),
+         (110, 2068, 1253, "NT", (64, 64, 128, 4, 4)), (77, 4099, 2049, "NN", (64, 64, 128, 4, 4)),
+         (1723, 1021, 1013, "NN", (128, 64, 64, 6, 4))]
+OLD_HINTS = "VEC_A" in old.gemm_kernel.arg_names
 HINTS = ("VEC_A", "VEC_B", "VEC_C", "DIV_M", "DIV_N", "DIV_K")
 
 rows = []
@@ -38,12 +48,14 @@ for M, N, K, layout, (bm, bn, bk, st, w) in CASES:
     grid = launch.grid(tile)
     opts = dict(num_warps=w, num_stages=st)
     base = {k: v for k, v in launch.constants.items() if k not in HINTS}
-    fns = {"old": lambda: old.gemm_kernel[grid](*launch.args, **base, **tile, **opts),
+    fns = {"old": lambda: old.gemm_kernel[grid](*launch.args, **(launch.constants if OLD_HINTS else base), **tile, **opts),
            "now": lambda: plan.gemm_kernel[grid](*launch.args, **launch.constants, **tile, **opts)}
     ref = a.double() @ b.double()
+    widest = {}
     for name, fn in fns.items():
         c.fill_(float("nan"))
-        fn()
+        sizes = re.findall(r"cp\.async\.c[ag]\.shared\.global \[[^\]]*\], \[[^\]]*\], (0x[0-9a-f]+|\d+)", fn().asm["ptx"])
+        widest[name] = max((int(x, 0) for x in sizes), default=0)
         err = ((c.double() - ref).norm() / ref.norm()).item()
         assert err < 1e-2, (name, err)
     us = {n: [] for n in fns}
@@ -52,6 +64,7 @@ for M, N, K, layout, (bm, bn, bk, st, w) in CASES:
             us[n].append(timing.median_ms(fn, graph=True) * 1e3)
     us = {n: statistics.median(v) for n, v in us.items()}
     rows.append([f"{M}x{N}x{K} {layout}", f"{bm}x{bn}x{bk} s{st} w{w}",
-                 " ".join(f"{k[0]}{k[-1]}={launch.constants[k]}" for k in HINTS)] + [f"{us[n]:.2f}" for n in fns])
+                 " ".join(f"{k[0]}{k[-1]}={launch.constants[k]}" for k in HINTS)]
+                + [f"{us[n]:.2f} ({widest[n]} B)" for n in fns])
     print(rows[-1], flush=True)
-print(tabulate(rows, headers=["shape", "config", "hints", *[f"{n} us" for n in fns]]))
+print(tabulate(rows, headers=["shape", "config", "hints", *[f"{n} us (widest cp.async)" for n in fns]]))

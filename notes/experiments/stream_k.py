@@ -8,6 +8,7 @@ the sweep times: CUDA-graph replay over operand copies rotated past the L2, 3 in
 torch.mm. Question: where does the best stream-K config lead the best of the others, and by how much;
 which tile does stream-K want?
 
+    git checkout beda4d2  # the library with stream-K as a tuner variant; reverted after runs 1-3
     PYTHONPATH=. python3 notes/experiments/stream_k.py
 """
 import os

@@ -9,7 +9,8 @@ tiles (no part is shared). Run 2 timed single launches (host-bound below 4096^3)
 replay of 20 launches (L2-warm, one operand set; the flags reset themselves), and with "ncu" as argument
 launches each once for Nsight Compute. Registers and spills from the compiled kernel.
 
-    PYTHONPATH=. python3 notes/experiments/stream_k_parts.py
+    git checkout beda4d2  # its tritonmm/kernels/stream_k.py; reverted after runs 1-3
+    PYTHONPATH=. python3 notes/experiments/stream_k_parts.py [ncu]
 """
 import importlib.util
 import os

@@ -16,12 +16,14 @@ at a time, and only 4-, 8- and 16-byte reads can be asynchronous copies, which t
 pipelines over the K steps. The launcher passes what it knows instead (plan.alignment): VEC_A,
 VEC_B and VEC_C elements divide every stride of that tensor but a unit one; DIV_M, DIV_N and DIV_K
 divide the sizes, which bound the masks along the rows. Only where Triton's specialization does not
-already say as much (VEC 0, DIV 1: no hint): a hint replaces what the compiler inferred, and its 1
-for the size-1 dim of each [BLOCK, 1] or [1, BLOCK] term is the dim the reads run along once
-broadcast. Triton 3.8 recovers (16-byte copies on aligned operands, 4-byte ones at VEC 2); Triton 3.6
-does not: 2-byte reads in a compile of either (session 12 review), and on the H100 aligned operands
-with hints ran 1.6-3.6x slower (run 8), hence no hint there, while 150x5938x3242 (VEC 2) ran 123 -> 83
-us (run 9) for a reason not found. Hinting the non-unit terms in both dims is the next thing to try.
+already say as much (VEC 0, DIV 1: no hint): a hint replaces what the compiler inferred. The claims
+sit on the 1-D offset terms (offs * stride) before they are broadcast: true in either orientation (a
+unit-stride term starts each run at a multiple of its block), and Triton carries a term's divisibility
+onto the dim that broadcasting adds. Session 12 claimed [VEC, 1] on the broadcast terms instead, whose 1
+on the added dim Triton 3.6 kept: it compiled no asynchronous copy there (session 13, run 5, hint_ab.py),
+where the 1-D form gives 4- and 8-byte ones. On the H100 with Triton 3.6 the 1-D form,
+each at its best of six configs (session 13, run 6, notes/experiments/hint_form.py), ran 110x2068x1253
+18.2 -> 11.1 us, 1724x182x4786 66.1 -> 53.9, 1000x1004x1012 19.0 -> 12.2, and 150x5938x3242 83.5 -> 89.3.
 """
 import triton
 import triton.language as tl
@@ -66,14 +68,14 @@ def gemm_kernel(
     offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
     step_a = BLOCK_K * tl.cast(stride_ak, tl.int64)
     step_b = BLOCK_K * tl.cast(stride_bk, tl.int64)
-    a_z, a_m, a_k = z * stride_az, offs_m[:, None] * stride_am, offs_k[None, :] * stride_ak
-    b_z, b_k, b_n = z * stride_bz, offs_k[:, None] * stride_bk, offs_n[None, :] * stride_bn
+    a_z, a_m, a_k = z * stride_az, offs_m * stride_am, offs_k * stride_ak
+    b_z, b_k, b_n = z * stride_bz, offs_k * stride_bk, offs_n * stride_bn
     if VEC_A > 0:  # the alignment hints (module docstring); 0: Triton's own specialization tells it all
-        a_z, a_m, a_k = tl.multiple_of(a_z, VEC_A), tl.multiple_of(a_m, [VEC_A, 1]), tl.multiple_of(a_k, [1, VEC_A])
+        a_z, a_m, a_k = tl.multiple_of(a_z, VEC_A), tl.multiple_of(a_m, VEC_A), tl.multiple_of(a_k, VEC_A)
     if VEC_B > 0:
-        b_z, b_k, b_n = tl.multiple_of(b_z, VEC_B), tl.multiple_of(b_k, [VEC_B, 1]), tl.multiple_of(b_n, [1, VEC_B])
-    a_ptrs = a_ptr + a_z + a_m + a_k + first * step_a
-    b_ptrs = b_ptr + b_z + b_k + b_n + first * step_b
+        b_z, b_k, b_n = tl.multiple_of(b_z, VEC_B), tl.multiple_of(b_k, VEC_B), tl.multiple_of(b_n, VEC_B)
+    a_ptrs = a_ptr + a_z + a_m[:, None] + a_k[None, :] + first * step_a
+    b_ptrs = b_ptr + b_z + b_k[:, None] + b_n[None, :] + first * step_b
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(first, last):
@@ -95,8 +97,8 @@ def gemm_kernel(
     else:
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
-    c_z, c_m, c_n = z * stride_cz, offs_m[:, None] * stride_cm, offs_n[None, :] * stride_cn
+    c_z, c_m, c_n = z * stride_cz, offs_m * stride_cm, offs_n * stride_cn
     if VEC_C > 0:
-        c_z, c_m, c_n = tl.multiple_of(c_z, VEC_C), tl.multiple_of(c_m, [VEC_C, 1]), tl.multiple_of(c_n, [1, VEC_C])
-    c_ptrs = c_ptr + c_z + c_m + c_n
+        c_z, c_m, c_n = tl.multiple_of(c_z, VEC_C), tl.multiple_of(c_m, VEC_C), tl.multiple_of(c_n, VEC_C)
+    c_ptrs = c_ptr + c_z + c_m[:, None] + c_n[None, :]
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
