@@ -149,6 +149,8 @@ def test_alignment_hints_from_strides_and_sizes():
     assert plan._vec(batch) == 2  # the batch stride counts: 130 = 2 * 65
     assert plan._vec(torch.empty(1, 4097, dtype=torch.bfloat16)[:, :4096]) == 1  # a size-1 dim's stride too
     assert plan._vec(torch.empty(8, 16, dtype=torch.bfloat16).expand(3, 8, 16)) == 8  # a batch stride of 0
+    batch_innermost = torch.empty(8 * 3 * 16, dtype=torch.bfloat16).as_strided((8, 3, 16), (1, 128, 8))
+    assert plan._vec(batch_innermost) == 1  # a batch stride of 1: z * 1 is no multiple of 8
     assert plan._vec(torch.empty(4, 20)) == 4 and plan._vec(torch.empty(4, 64, dtype=torch.float8_e4m3fn)) == 16
     hints = plan.alignment(x.unsqueeze(0), x.T.unsqueeze(0), torch.empty(1, 6, 6), 6, 6, 3242)
     assert hints == dict(VEC_A=2, VEC_B=2, VEC_C=2, DIV_M=2, DIV_N=2, DIV_K=2)  # C: fp32 rows 24 bytes apart

@@ -209,12 +209,15 @@ def _stage(stagers, a, b, traced: bool = False) -> tuple:
 
 
 def _vec(t: torch.Tensor) -> int:
-    """The most elements, a power of two up to 16 bytes, that divide every stride of t but unit ones (a
-    stride of 0 is a multiple of any). Dims of size 1 count too: their masked lanes still form addresses
-    (an asynchronous copy of 0 bytes from a misaligned one), so only true claims are made about them."""
+    """The most elements, a power of two up to 16 bytes, that divide every stride of t but unit ones of its
+    last two dims (a stride of 0 is a multiple of any). A unit stride there is a run that starts at a multiple
+    of the kernel's block; a batch stride of 1 counts (z * 1 is no multiple). Dims of size 1 count too: their
+    masked lanes still form addresses (an asynchronous copy of 0 bytes from a misaligned one), so only true
+    claims are made about them."""
     vec = 16 // t.element_size()
-    for stride in t.stride():
-        if stride != 1:
+    batch_dims = t.dim() - 2
+    for i, stride in enumerate(t.stride()):
+        if stride != 1 or i < batch_dims:
             vec = math.gcd(vec, stride)
     return vec
 
