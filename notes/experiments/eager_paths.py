@@ -19,6 +19,7 @@ from tabulate import tabulate
 import tritonmm
 from tritonmm import plan, timing
 from bench.common import copies
+from bench.sweep import _operands
 
 SHAPES = [(512, 512, 512, "NN"), (768, 768, 768, "NN"), (1024, 1024, 1024, "NN"), (1280, 1280, 1280, "NN"),
           (1536, 1536, 1536, "NN"), (2048, 2048, 1000, "NN"), (2048, 1024, 1024, "NN"), (128, 4096, 4096, "NT"),
@@ -26,12 +27,8 @@ SHAPES = [(512, 512, 512, "NN"), (768, 768, 768, "NN"), (1024, 1024, 1024, "NN")
 
 
 def operand_sets(M, N, K, layout):
-    sets = []
-    for _ in range(copies((M * K + K * N) * 2)):
-        a = torch.randn(M, K, device="cuda").bfloat16()
-        b = torch.randn(N, K, device="cuda").bfloat16().T if layout == "NT" else torch.randn(K, N, device="cuda").bfloat16()
-        sets.append((a, b))
-    return sets
+    """bf16 operand sets, as many as rotate past the L2 (as the sweep makes them)."""
+    return [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
 
 
 rows = []

@@ -22,7 +22,8 @@ import sys
 import torch
 from tabulate import tabulate
 
-from tritonmm import config_space, plan, timing
+from tritonmm import plan, timing
+from bench.sweep import _operands
 
 spec = importlib.util.spec_from_file_location("gemm_old", sys.argv[1])
 old = importlib.util.module_from_spec(spec)
@@ -39,8 +40,7 @@ HINTS = ("VEC_A", "VEC_B", "VEC_C", "DIV_M", "DIV_N", "DIV_K")
 
 rows = []
 for M, N, K, layout, (bm, bn, bk, st, w) in CASES:
-    a = torch.randn(M, K, device="cuda").bfloat16()
-    b = torch.randn(N, K, device="cuda").bfloat16().T if layout == "NT" else torch.randn(K, N, device="cuda").bfloat16()
+    a, b = _operands(M, N, K, layout, torch.bfloat16)
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     launch = plan.Product(a, b, c, "native")
     assert launch.path == "pointer"

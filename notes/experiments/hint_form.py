@@ -17,6 +17,7 @@ import torch
 from tabulate import tabulate
 
 from tritonmm import plan, timing
+from bench.sweep import _operands
 
 spec = importlib.util.spec_from_file_location("gemm_s12", sys.argv[1])
 old = importlib.util.module_from_spec(spec)
@@ -29,8 +30,7 @@ CONFIGS = [(64, 64, 128, 4, 4), (64, 128, 64, 6, 4), (128, 64, 64, 6, 4), (64, 2
 
 rows = []
 for M, N, K, layout in SHAPES:
-    a = torch.randn(M, K, device="cuda").bfloat16()
-    b = torch.randn(N, K, device="cuda").bfloat16().T if layout == "NT" else torch.randn(K, N, device="cuda").bfloat16()
+    a, b = _operands(M, N, K, layout, torch.bfloat16)
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     launch = plan.Product(a, b, c, "native")
     assert launch.path == "pointer", (M, N, K)

@@ -24,7 +24,7 @@ from tabulate import tabulate
 import tritonmm
 from tritonmm import plan, timing
 from bench.common import copies, tritonmm_config
-from bench.sweep import _graph
+from bench.sweep import _graph, _operands
 
 # Run 3: rows 4 or 8 bytes apart, hints on and off. Run 4 (STAGED): unaligned products the staging rule left
 # on the pointer kernel (under 40 multiply-adds per staged byte), staged by force.
@@ -45,12 +45,8 @@ VARIANTS.update({"pointer": (FORCED, REAL), "pointer, no hints": (FORCED, NO_HIN
 
 
 def operand_sets(M, N, K, layout):
-    sets = []
-    for _ in range(copies((M * K + K * N) * 2)):
-        a = torch.randn(M, K, device="cuda").bfloat16()
-        b = torch.randn(N, K, device="cuda").bfloat16().T if layout == "NT" else torch.randn(K, N, device="cuda").bfloat16()
-        sets.append((a, b))
-    return sets
+    """bf16 operand sets, as many as rotate past the L2 (as the sweep makes them)."""
+    return [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
 
 
 def patched(name, fn):
