@@ -51,8 +51,9 @@ def path(request, monkeypatch):
         monkeypatch.setattr(module, "FEW_TILES_PER_SM", 0)
         monkeypatch.setattr(module, "TMA_MIN_ROWS", 0)
         monkeypatch.setattr(module, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
-    else:  # nor worth staging for it
+    else:  # nor worth staging for it, and the pointer kernel reads the caller's operands
         monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+        monkeypatch.setattr(module, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
     tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 
@@ -65,6 +66,17 @@ def every_product_on_tma(monkeypatch) -> None:
     for name in ("TMA_MIN_MACS", "TMA_MIN_ROWS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE", "STAGE_EAGER_MIN_MACS",
                  "TF32X3_SPLIT_MIN_MACS_PER_BYTE"):
         monkeypatch.setattr(module, name, 0)
+
+
+def every_product_staged_for_pointer(monkeypatch) -> None:
+    """Every product on the pointer kernel, eager or captured, and copied K-major with K padded where
+    it would read an operand narrower than 16 bytes at a time (plan.POINTER_STAGE_MAX_LOAD_BYTES)."""
+    import importlib
+    module = importlib.import_module("tritonmm.plan")
+    monkeypatch.setattr(module, "TMA_MIN_MACS", float("inf"))
+    monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+    monkeypatch.setattr(module, "STAGE_EAGER_MIN_MACS", 0)
+    monkeypatch.setattr(module, "POINTER_STAGE_MAX_LOAD_BYTES", 8)
 
 
 def rel_err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:

@@ -2,7 +2,7 @@
 and the launch cache the public ops consult before their checks."""
 import pytest
 import torch
-from conftest import HAS_GPU, every_product_on_tma, rel_err
+from conftest import HAS_GPU, every_product_on_tma, every_product_staged_for_pointer, rel_err
 
 import tritonmm
 from tritonmm import config_space, device as devices, plan
@@ -26,6 +26,7 @@ def pointer(monkeypatch):
     """Every product on the pointer kernel, where split-K runs."""
     monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
     monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)  # the caller's operands, as they are
 
 
 # K not a multiple of any slice: the last slice is short, and at 40 x 16-wide steps split 4 ways
@@ -246,6 +247,109 @@ def test_both_operands_staged_in_one_launch(device, monkeypatch):
     assert plan.copy(sa, ya, pair=(sb, yb)) is ya and torch.equal(ya, a) and torch.equal(yb, b)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_copy_into_a_larger_buffer_pads_with_zeros(dtype, device):
+    """copy(x, y) with y larger than x along either dim: x in y's corner, 0 elsewhere (y starts NaN), for
+    a plain, a transposing and a paired copy; inner tiles (unmasked) and edge and padding tiles both."""
+    x = torch.randn(67, 131, device=device).to(dtype)
+    for y in (torch.full((70, 200), float("nan"), device=device).to(dtype),
+              torch.full((200, 70), float("nan"), device=device).to(dtype).T):
+        assert plan.copy(x, y) is y and torch.equal(y[:67, :131], x)
+        assert not y[67:].any() and not y[:, 131:].any()
+    x2 = torch.randn(45, 9, device=device).to(dtype).T  # (9, 45), transposed
+    ya, yb = (torch.full(shape, float("nan"), device=device).to(dtype) for shape in ((67, 136), (16, 45)))
+    plan.copy(x, ya, pair=(x2, yb))
+    assert torch.equal(ya[:, :131], x) and not ya[:, 131:].any() and torch.equal(yb[:9], x2) and not yb[9:].any()
+    with pytest.raises(AssertionError):
+        plan.copy(x, torch.empty(66, 131, device=device).to(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_padded_operands_are_k_major_with_k_a_multiple_of_16_bytes(dtype, device):
+    """The pointer kernel's staged operands: K-major, 16-byte aligned rows, K padded to 16 bytes with zeros."""
+    per = 16 // dtype.itemsize
+    for layout in ("NN", "TT"):
+        a, b = operands(37, 21, 2 * per + 3, dtype, layout, device)
+        pa, pb = plan._stage([plan._padded_a_copy, plan._padded_b_copy], a, b)
+        K = 3 * per
+        assert pa.shape == (37, K) and pb.shape == (K, 21) and pa.stride(1) == 1 and pb.stride(0) == 1
+        assert pa.stride(0) % plan.ROW_PAD == 0 and pb.stride(1) % plan.ROW_PAD == 0
+        assert torch.equal(pa[:, :a.shape[1]], a) and torch.equal(pb[:a.shape[1]], b)
+        assert not pa[:, a.shape[1]:].any() and not pb[a.shape[1]:].any()
+
+
+@pytest.fixture
+def pointer_staging(monkeypatch):
+    every_product_staged_for_pointer(monkeypatch)
+
+
+POINTER_UNALIGNED = [(33, 65, 31), (64, 61, 67), (2, 7, 9), (130, 100, 3), (19, 40, 40)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("shape", POINTER_UNALIGNED, ids=lambda s: "x".join(map(str, s)))
+def test_pointer_staged_operands(shape, layout, dtype, device, pointer_staging):
+    """Operands the pointer kernel would read narrower than 16 bytes run from K-major copies with K
+    padded, one config and one split over K (its fp32 partial sums of the padded K); the caller's
+    tensors are read, never written."""
+    M, N, K = shape
+    a, b = operands(M, N, K, dtype, layout, device)
+    a_before, b_before = a.clone(), b.clone()
+    precision = "ieee" if dtype == torch.float32 else "native"
+    out = nan_out(M, N, dtype, device)
+    launch = Product(a, b, out, precision)
+    widths = [plan._load_bytes(t, plan._vec_hint(t)) for t in (a, b)]
+    assert launch.path == "pointer" and launch.staged == (min(widths) < 16)
+    if launch.staged:
+        assert launch.loads == "" and launch.layout == "".join(
+            "NT"[i] if staged else plan._layout(t) for i, (staged, t) in enumerate(zip(launch.stagers, (a, b))))
+        assert launch.args[8] % (16 // dtype.itemsize) == 0  # K, padded where it was not
+    for cfg in (launch.heuristic(), config_space.make_config(16, 16, 16, 2, 4, SPLIT_K=2)):
+        out.fill_(float("nan"))
+        launch.run(cfg)
+        assert rel_err(out, a, b) < BOUND[dtype]
+    assert torch.equal(a, a_before) and torch.equal(b, b_before)
+    out = nan_out(M, N, dtype, device)
+    assert rel_err(tritonmm.mm(a, b, out=out, input_precision="ieee" if dtype == torch.float32 else None), a, b) \
+        < BOUND[dtype]
+
+
+def test_pointer_staging_rule(device, monkeypatch):
+    """Which operands the pointer kernel's staging copies (Product._pointer_stagers): the narrow ones, both
+    where K is padded; none for aligned operands, batches, one row, above POINTER_STAGE_MAX_LOAD_BYTES, or
+    eagerly below STAGE_EAGER_MIN_MACS (a captured product stages)."""
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+    A, B = plan._padded_a_copy, plan._padded_b_copy
+
+    def stagers(a, b, captured=True):
+        out = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=device)
+        return Product(a, b, out, "native", captured=captured).stagers
+
+    bf = torch.bfloat16
+    aligned = operands(40, 48, 64, bf, "NT", device)
+    assert stagers(*aligned) == [None, None]
+    assert stagers(*operands(40, 48, 67, bf, "NT", device)) == [A, B]  # K padded: both
+    assert stagers(*operands(40, 48, 67, bf, "TN", device)) == [None, None]  # K strided: its size splits no run
+    assert stagers(*operands(41, 48, 67, bf, "TN", device)) == [A, B]  # narrow along M, so K padded: both
+    assert stagers(*operands(41, 48, 64, bf, "TN", device)) == [A, None]
+    wide = torch.randn(40, 72, device=device).to(bf)[:, 1:65]  # rows 144 bytes apart, base 2 bytes off
+    assert stagers(wide, aligned[1]) == [A, None]  # K of 64: only the narrow operand
+    assert stagers(*operands(1, 48, 67, bf, "NN", device)) == [None, None]  # one row: the one-row kernel's
+    assert stagers(*operands(40, 48, 67, bf, "NT", device), captured=False) == [None, None]  # eager, small
+    za, zb = torch.randn(2, 40, 67, device=device).to(bf), torch.randn(2, 67, 48, device=device).to(bf)
+    assert stagers(za, zb) == [None, None]  # batched
+    four = operands(40, 48, 66, bf, "NT", device)  # rows 4 bytes apart
+    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 2)
+    assert stagers(*four) == [None, None] and stagers(*operands(40, 48, 67, bf, "NT", device)) == [A, B]
+    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+    assert stagers(*operands(40, 48, 67, bf, "NT", device)) == [None, None]
+    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 8)
+    eager = Product(*four, torch.empty(40, 48, dtype=bf, device=device), "native")
+    assert not eager.staged and eager.differs_when_captured and eager.loads == "@4.4"
+
+
 @pytest.mark.gpu
 def test_gpu_copy_of_more_than_65535_column_tiles():
     """A copy wider than 65535 tiles of 64 (a K-major copy of a row-major B has K columns): the copy's
@@ -431,27 +535,37 @@ def test_gpu_mid_size_product_takes_tma_in_a_graph(monkeypatch, tmp_path):
     tritonmm.mm(a, b, out=out)
     assert rel_err(out, a, b) < BOUND[torch.bfloat16]
     eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
-    assert eager.path == "pointer" and eager.tma_when_captured
+    assert eager.path == "pointer" and eager.differs_when_captured
     assert captured.path == "tma" and captured.tuning_key in tuning._memory
     paths, run = [], Product.run
     monkeypatch.setattr(Product, "run", lambda self, cfg: paths.append(self.path) or run(self, cfg))
     calls = timing.calls
+    graph = _captured(lambda: tritonmm.mm(a, b, out=out))  # its side-stream call relaunched: nothing planned
+    assert paths == ["tma"] and timing.calls == calls
+    _replays_right(graph, a, b, out)
+
+
+def _captured(call):
+    """A CUDA graph of call(), after one call on a side stream, as torch's documentation asks."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        tritonmm.mm(a, b, out=out)  # relaunched: nothing planned
+        call()
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        tritonmm.mm(a, b, out=out)
-    assert paths == ["tma"] and timing.calls == calls
-    new_a, new_b = operands(1000, 1024, 1032, torch.bfloat16, "NT", "cuda")
-    a.copy_(new_a)
-    b.copy_(new_b)
+        call()
+    return graph
+
+
+def _replays_right(graph, a, b, out):
+    """graph, which computes out = a @ b, replayed on new values in a and b into a NaN-filled out: right."""
+    for t in (a, b):
+        t.copy_(torch.randn(t.shape, device=t.device))
     out.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()
-    assert rel_err(out, new_a, new_b) < BOUND[torch.bfloat16]
+    assert rel_err(out, a, b) < BOUND[a.dtype]
 
 
 def test_relaunch_never_raises_on_bad_arguments(device):
@@ -516,6 +630,45 @@ def test_gpu_staged_products_relaunch_with_their_copies(dtype, precision, stagin
         tritonmm.mm(a, b, out=out, input_precision=precision)
         assert rel_err(out, a, b) < BOUND[dtype]
     assert len(plans) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, precision", [(torch.bfloat16, None), (torch.float32, "ieee")], ids=str)
+@pytest.mark.parametrize("shape", [(67, 45, 333), (67, 45, 3333)], ids=lambda s: "x".join(map(str, s)))
+def test_gpu_pointer_staged_products_relaunch_with_their_copies(shape, dtype, precision, monkeypatch):
+    """A product staged for the pointer kernel (K padded) is planned once; later calls repeat its copies
+    from the launch cache, one launch or split over K, and stay right on fresh inputs."""
+    every_product_staged_for_pointer(monkeypatch)
+    plans = []
+    real = Product.__init__
+    monkeypatch.setattr(Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
+    for _ in range(3):
+        a, b = operands(*shape, dtype, "NT", "cuda")
+        out = nan_out(*shape[:2], dtype, "cuda")
+        tritonmm.mm(a, b, out=out, input_precision=precision)
+        assert rel_err(out, a, b) < BOUND[dtype]
+    assert len(plans) == 1
+    launch = Product(a, b, out, precision or "native")
+    assert launch.staged and launch.args[8] > shape[2]
+    assert launch.split(launch.heuristic()) > 1 or shape[2] < 1000
+
+
+@pytest.mark.gpu
+def test_gpu_few_tile_unaligned_product_is_staged_in_a_graph(monkeypatch, tmp_path):
+    """A product of few tiles whose rows are 2 bytes apart runs on the caller's operands eagerly and on
+    staged ones inside a CUDA graph, under a config its first eager call tuned; the replay is right."""
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    tuning.forget()
+    a, b = operands(333, 138, 2569, torch.bfloat16, "NT", "cuda")
+    out = nan_out(333, 138, torch.bfloat16, "cuda")
+    tritonmm.mm(a, b, out=out)
+    assert rel_err(out, a, b) < BOUND[torch.bfloat16]
+    eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
+    assert not eager.staged and eager.differs_when_captured and eager.loads == "@2.2"
+    assert captured.path == "pointer" and captured.staged and captured.tuning_key in tuning._memory
+    _replays_right(_captured(lambda: tritonmm.mm(a, b, out=out)), a, b, out)
 
 
 class _Launched:

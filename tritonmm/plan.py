@@ -109,6 +109,19 @@ STAGE_MIN_MACS_PER_BYTE = 16
 # 1.78-2.38x torch.mm eagerly staged); inside a CUDA graph, the intensity rule alone decides.
 STAGE_EAGER_MIN_MACS = 2 ** 34
 
+# Products on the pointer kernel (few tiles, which split-K spreads; or under the TMA bar in a graph) whose
+# operands it reads at most this many bytes at a time (rows not 16-byte aligned, or a contiguous dim whose
+# size splits the masks: plan._load_bytes) run on K-major copies whose K is zero-padded to a multiple of 16
+# bytes, read 16 bytes at a time. 2-byte reads are no asynchronous copies, so the pipeline stalls on them.
+# Session 15, run 2 (notes/experiments/pointer_staging_ab.py, bf16, graph replay, operands rotated past the
+# L2, x torch.mm, off / on): with 2-byte reads 333x138x2569 x @ W.T 0.47 / 0.93, 64x1000x3001 0.46 / 0.99,
+# 110x2068x1253 0.94 / 1.09, and unseen 257x515x1031 0.67 / 1.32, 500x250x777 (A transposed) 0.93 / 1.30,
+# 2000x100x999 0.97 / 1.07. With 4-byte reads it went both ways: 130x520x6002 0.65 / 0.81, but 48x4100x2050
+# 0.90 / 0.70 (copying a 16.8 MB weight for 12 multiply-adds a byte), so 4-byte reads are left as they are.
+# Eagerly, STAGE_EAGER_MIN_MACS decides besides (a copy's launch is host time). Memory: a copy of A and of B,
+# rows padded, for the call. 0: never.
+POINTER_STAGE_MAX_LOAD_BYTES = 2
+
 
 def _tma_source(t: torch.Tensor):
     """(matrix whose last dim is contiguous, whether it is t transposed), or None when TMA
@@ -196,16 +209,48 @@ def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
 
 
 def _stage(stagers, a, b, traced: bool = False) -> tuple:
-    """a and b through their stagers (None: as they are). Two aligned copies go in one launch (copy
-    with ``pair``): 7.0 us against 8.9 for two launches at 1023x1025x1027 timed alone, 27.9 against 31.0
-    at 4095x4097x1531; inside a staged call's graph the two launches had overlapped already (the call
+    """a and b through their stagers (None: as they are). Two plain copies (_DESTINATIONS) go in one
+    launch (copy with ``pair``): 7.0 us against 8.9 for two launches at 1023x1025x1027 timed alone, 27.9
+    against 31.0 at 4095x4097x1531; inside a staged call's graph the two launches had overlapped already (the call
     moved 0.1 us at 1023x1025x1027; session 11, run 4). Eagerly it saves a launch's host time."""
     stage_a, stage_b = stagers
-    if stage_a is _aligned_copy and stage_b is _aligned_copy:
-        ya, yb = _aligned_like(a), _aligned_like(b)
+    if stage_a in _DESTINATIONS and stage_b in _DESTINATIONS:
+        ya, yb = _DESTINATIONS[stage_a](a), _DESTINATIONS[stage_b](b)
         copy(a, ya, traced, pair=(b, yb))
         return ya, yb
     return (stage_a(a, traced) if stage_a else a), (stage_b(b, traced) if stage_b else b)
+
+
+def _padded_k(K: int, like: torch.Tensor) -> int:
+    """K rounded up to a multiple of 16 bytes of like's elements."""
+    per = 16 // like.element_size()
+    return triton.cdiv(K, per) * per
+
+
+def _padded_a_like(a: torch.Tensor) -> torch.Tensor:
+    """A new K-major buffer for A (M, K): (M, Kp) rows 16-byte aligned, K padded to 16 bytes (_padded_k)."""
+    return _aligned_empty(a.shape[0], _padded_k(a.shape[1], a), a)
+
+
+def _padded_b_like(b: torch.Tensor) -> torch.Tensor:
+    """A new K-major buffer for B (K, N): a (Kp, N) view of (N, Kp) rows, as _padded_a_like's."""
+    return _aligned_empty(b.shape[1], _padded_k(b.shape[0], b), b).T
+
+
+def _padded_a_copy(a: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """A copied into _padded_a_like, zeros past K."""
+    return copy(a, _padded_a_like(a), traced)
+
+
+def _padded_b_copy(b: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """B copied into _padded_b_like, zeros past K."""
+    return copy(b, _padded_b_like(b), traced)
+
+
+# The plain copies' destinations, by stager: _stage makes any two of them in one launch.
+_DESTINATIONS = {_aligned_copy: _aligned_like, _padded_a_copy: _padded_a_like, _padded_b_copy: _padded_b_like}
+
+
 
 
 def _vec(t: torch.Tensor) -> int:
@@ -306,34 +351,39 @@ _copy_launches: dict = {}
 
 
 def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=None) -> torch.Tensor:
-    """y[:] = x for 2-D tensors of one shape and any strides, through copy_kernel; returns y.
-    With ``lo`` (float32; a tensor of y's shape and strides), y gets x's TF32 high parts and lo
-    the remainders instead. ``pair`` (x2, y2): y2[:] = x2 too, in the same launch. Transposing:
-    2.7-2.9 TB/s on an H100 against 0.95 TB/s for torch's x.T.contiguous() (notes/NOTES.md); into
-    padded rows, torch's copy_ moved 1.5 TB/s (session 4, run 2)."""
+    """y[:] = x for 2-D tensors of any strides, through copy_kernel; returns y. y may be larger than x
+    along either dim: its elements outside x get 0 (a padded K). With ``lo`` (float32; a tensor of y's
+    shape and strides), y gets x's TF32 high parts and lo the remainders instead. ``pair`` (x2, y2):
+    y2[:] = x2 too, in the same launch. Transposing: 2.7-2.9 TB/s on an H100 against 0.95 TB/s for
+    torch's x.T.contiguous() (notes/NOTES.md); into padded rows, torch's copy_ moved 1.5 TB/s
+    (session 4, run 2)."""
     assert lo is None or lo.stride() == y.stride(), "the kernel writes lo with y's strides"
     assert lo is None or pair is None, "a pair is two plain copies"
     x2, y2 = pair if pair is not None else (x, y)  # unread without a pair
-    (R, C), (R2, C2) = x.shape, x2.shape
-    grid = (triton.cdiv(R, 64) * triton.cdiv(C, 64) + (triton.cdiv(R2, 64) * triton.cdiv(C2, 64) if pair else 0),)
+    assert all(ny >= nx for ny, nx in zip((*y.shape, *y2.shape), (*x.shape, *x2.shape))), "y holds x"
+    (RY, CY), (RY2, CY2) = y.shape, y2.shape
+    grid = (triton.cdiv(RY, 64) * triton.cdiv(CY, 64) + (triton.cdiv(RY2, 64) * triton.cdiv(CY2, 64) if pair else 0),)
     if not grid[0]:
         return y
-    args = (x, y, lo, x2, y2, R, C, *x.stride(), *y.stride(), R2, C2, *x2.stride(), *y2.stride())
+    args = (x, y, lo, x2, y2, *x.shape, RY, CY, *x.stride(), *y.stride(), *x2.shape, RY2, CY2, *x2.stride(),
+            *y2.stride())
     split, paired = lo is not None, pair is not None
+    pad = y.shape != x.shape or y2.shape != x2.shape
     key = None
     if not traced and fast_launch.enabled():
-        key = (x.device, x.dtype, x.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
+        key = (x.device, x.dtype, x.shape, y.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
                None if lo is None else lo.data_ptr() & 15,
-               pair and (x2.dtype, x2.shape, x2.stride(), y2.stride(), x2.data_ptr() & 15, y2.data_ptr() & 15))
+               pair and (x2.dtype, x2.shape, y2.shape, x2.stride(), y2.stride(), x2.data_ptr() & 15,
+                         y2.data_ptr() & 15))
         known = _copy_launches.get(key)
         if known is not None:
             with device.on_device(x.device):
                 if known(args[:5], fast_launch.current_stream(device.index(x.device))):
                     return y
     with device.on_device(x.device):
-        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired)
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired, PAD=pad)
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[5:], 64, split, paired)))
+        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[5:], 64, split, paired, pad)))
     return y
 
 
@@ -426,10 +476,31 @@ class Product:
         if self._tma_candidate():
             self._try_tma()
         if self.path == "pointer":
+            if not any(self.stagers):
+                self.stagers = self._pointer_stagers(self.captured)
+                a, b = _stage(self.stagers, a, b, self.traced)
+                self.a, self.b = a, b
+                self.layout = _layout(a) + _layout(b) + ("b" if self.batched else "")
             self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
             self.args = self._pointer_args(a, b, c)
-            self.constants.update(alignment(*self.args[:3], _hint(self.M), _hint(self.N), _hint(self.K),
+            self.constants.update(alignment(*self.args[:3], _hint(self.M), _hint(self.N), _hint(a.shape[-1]),
                                             self.traced))
+
+    def _pointer_stagers(self, captured: bool) -> list:
+        """The copies that let the pointer kernel read the caller's operands 16 bytes at a time
+        (POINTER_STAGE_MAX_LOAD_BYTES): K-major, K zero-padded to 16 bytes (then both operands, so their
+        K agree); [None, None] where the rule does not stage. Unbatched products of real tensors with more
+        than one row (one row is the one-row kernel's, which reads the caller's operands); not FP8 (not
+        measured; on Hopper its operands are staged K-major already)."""
+        a, b = self.given
+        if self.batched or self.traced or self.M < TMA_MIN_ROWS or a.dtype in validation.FP8_DTYPES or \
+                not (captured or self.M * self.N * self.K >= STAGE_EAGER_MIN_MACS):
+            return [None, None]
+        widths = [_load_bytes(t, _vec_hint(t)) for t in (a, b)]
+        if min(widths) > POINTER_STAGE_MAX_LOAD_BYTES:
+            return [None, None]
+        pad = _padded_k(self.K, a) != self.K
+        return [_padded_a_copy if pad or widths[0] < 16 else None, _padded_b_copy if pad or widths[1] < 16 else None]
 
     def _pointer_args(self, a, b, c) -> tuple:
         """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views. An
@@ -439,7 +510,7 @@ class Product:
             a3, b3, c3 = a, b, c
         else:
             a3, b3, c3 = (t.as_strided((1, *t.shape), (0, *t.stride())) for t in (a, b, c))
-        return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, self.K,
+        return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, a.shape[-1],  # K, padded where staged
                 *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
     def _staged_bytes(self) -> int:
@@ -448,10 +519,14 @@ class Product:
                                              if _tma_source(t) is None)
 
     @property
-    def tma_when_captured(self) -> bool:
-        """Whether this eager product on the pointer kernel would take the TMA kernel in a CUDA graph."""
-        return not self.captured and self.path == "pointer" and self._tma_candidate() and \
-            tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(), captured=True)
+    def differs_when_captured(self) -> bool:
+        """Whether this eager product on the pointer kernel would run otherwise in a CUDA graph: on the TMA
+        kernel, or on staged operands (_pointer_stagers)."""
+        if self.captured or self.path != "pointer":
+            return False
+        return (self._tma_candidate() and tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(),
+                                                   captured=True)) or \
+            (not any(self.stagers) and any(self._pointer_stagers(captured=True)))
 
     def _tma_candidate(self) -> bool:
         """TMA serves unbatched products of real tensors on Hopper (the size rule: tma_path)."""
@@ -558,7 +633,8 @@ class Product:
         a3, b3 = self.args[0], self.args[1]
         ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
         first = (gemm_kernel, self.grid(tile, split),
-                 (a3, b3, ws, None, None, None, self.M, self.N, self.K, *a3.stride(), *b3.stride(), *ws.stride(), 0, 0),
+                 (a3, b3, ws, None, None, None, self.M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
+                  *ws.stride(), 0, 0),
                  dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split,
                       VEC_C=_vec_hint(ws)),
                  options)
@@ -717,9 +793,10 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
         launch = Product(a, b, out, precision, bias, activation, scales)
-        if config is None and launch.tma_when_captured and launch.can_benchmark and \
+        if config is None and launch.differs_when_captured and launch.can_benchmark and \
                 validation.autotune_enabled(default=not validation.interpreting()):
-            # Captured, this product will take the TMA kernel, where nothing can be tuned: tuned now.
+            # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
+            # can be tuned: tuned now.
             tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
         cfg = config or tuning.choose_config(launch)
         launched = launch.run(cfg)
@@ -803,7 +880,7 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
             None if scale_a is None else _facts(scale_a), None if scale_b is None else _facts(scale_b),
             out_dtype, activation, precision, on.type == "cuda" and torch.cuda.is_current_stream_capturing(),
             TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
-            STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, tuning.generation)
+            STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, POINTER_STAGE_MAX_LOAD_BYTES, tuning.generation)
 
 
 def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:

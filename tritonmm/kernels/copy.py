@@ -11,6 +11,10 @@ remainder (y + lo is x to 2**-22 relative; float32 rounds to 2**-24): the operan
 here instead of on every tile load (kernels/gemm_tma.py, PRESPLIT).
 
 With PAIR, one launch makes two plain copies (y = x, y2 = x2): both operands of a staged product.
+
+y may be larger than x (RY >= R, CY >= C): the tiles cover y, and y's elements outside x get 0. A
+K-major operand whose K is padded to a multiple of 16 bytes (plan._padded_copy) is one such copy: zeros
+along K add nothing to the product.
 """
 import triton
 import triton.language as tl
@@ -24,8 +28,13 @@ def _tf32_round(x):
 
 
 @triton.jit
-def _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, mask, SPLIT_TF32: tl.constexpr):
-    tile = tl.load(x_ptr + x_offs, mask=mask)
+def _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, load_mask, mask, PAD: tl.constexpr, SPLIT_TF32: tl.constexpr):
+    if load_mask is None:
+        tile = tl.load(x_ptr + x_offs)
+    elif PAD:  # y's elements outside x (its padding) get 0
+        tile = tl.load(x_ptr + x_offs, mask=load_mask, other=0)
+    else:  # no other=: Triton 3.6 cannot cast the 0 to an FP8 type (an FP8 operand's K-major copy)
+        tile = tl.load(x_ptr + x_offs, mask=load_mask)
     if SPLIT_TF32:
         # The high part is x truncated to TF32 (Inf and NaN stay whole), so the remainder x - hi
         # (exact) has x's sign; it is rounded to TF32, as the tensor cores would truncate it.
@@ -46,12 +55,12 @@ def _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, mask, SPLIT_TF32: tl.constexpr):
 
 
 @triton.jit
-def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
-               BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr):
+def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, RY, CY, stride_xr, stride_xc, stride_yr, stride_yc,
+               BLOCK: tl.constexpr, PAD: tl.constexpr, SPLIT_TF32: tl.constexpr):
     # Tiles numbered along one axis, row tiles by column tiles: a grid's second axis stops at 65535
     # tiles, and a K-major copy of a row-major B has K columns. int64 throughout: either offset can pass
     # 2**31 elements (a matrix strided both ways, a large R), and so can a tile's end near R = 2**31.
-    tiles_c = tl.cdiv(tile * 0 + C, BLOCK)  # in int64 (as tile): C + BLOCK - 1 passes int32 near 2**31
+    tiles_c = tl.cdiv(tile * 0 + CY, BLOCK)  # over y; in int64 (as tile): C + BLOCK - 1 passes int32 near 2**31
     tile_r, tile_c = tile // tiles_c, tile % tiles_c
     r = tile_r * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     c = tile_c * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
@@ -63,21 +72,24 @@ def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, stride_xr, stride_xc, stride_yr
         # whose row stride Triton knows to be a multiple of 16 elements (plan.ROW_PAD) from a 16-byte
         # aligned base moves 16 bytes an access (PTX for sm_90: st.global.v4 into rows of 4112 bf16,
         # 2-byte stores into rows of 4104).
-        _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, None, SPLIT_TF32)
+        _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, None, None, PAD, SPLIT_TF32)
     else:
-        _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, (r[:, None] < R) & (c[None, :] < C), SPLIT_TF32)
+        _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, (r[:, None] < R) & (c[None, :] < C),
+              (r[:, None] < RY) & (c[None, :] < CY), PAD, SPLIT_TF32)
 
 
 @triton.jit
-def copy_kernel(x_ptr, y_ptr, lo_ptr, x2_ptr, y2_ptr, R, C, stride_xr, stride_xc, stride_yr, stride_yc,
-                R2, C2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
-                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr, PAIR: tl.constexpr):
+def copy_kernel(x_ptr, y_ptr, lo_ptr, x2_ptr, y2_ptr, R, C, RY, CY, stride_xr, stride_xc, stride_yr, stride_yc,
+                R2, C2, RY2, CY2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
+                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr, PAIR: tl.constexpr, PAD: tl.constexpr):
     # One program a BLOCK x BLOCK tile. PAIR: a second copy, y2 = x2, in the same launch, its tiles
     # numbered after the first's (a staged product's two operands: one launch's latency, not two).
+    # PAD: a y larger than its x, in either copy.
     pid = tl.program_id(0).to(tl.int64)
-    tiles = tl.cdiv(pid * 0 + R, BLOCK) * tl.cdiv(pid * 0 + C, BLOCK)  # int64, as in _copy_tile
+    tiles = tl.cdiv(pid * 0 + RY, BLOCK) * tl.cdiv(pid * 0 + CY, BLOCK)  # y's; int64, as in _copy_tile
     if PAIR and pid >= tiles:
-        _copy_tile(x2_ptr, y2_ptr, lo_ptr, pid - tiles, R2, C2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
-                   BLOCK, False)
+        _copy_tile(x2_ptr, y2_ptr, lo_ptr, pid - tiles, R2, C2, RY2, CY2, stride_x2r, stride_x2c, stride_y2r,
+                   stride_y2c, BLOCK, PAD, False)
     else:
-        _copy_tile(x_ptr, y_ptr, lo_ptr, pid, R, C, stride_xr, stride_xc, stride_yr, stride_yc, BLOCK, SPLIT_TF32)
+        _copy_tile(x_ptr, y_ptr, lo_ptr, pid, R, C, RY, CY, stride_xr, stride_xc, stride_yr, stride_yc, BLOCK,
+                   PAD, SPLIT_TF32)
