@@ -527,14 +527,7 @@ def test_gpu_mid_size_product_takes_tma_in_a_graph(monkeypatch, tmp_path):
     from tritonmm import timing, tuning
     if not devices.facts(torch.device("cuda")).tma:
         pytest.skip("TMA needs Hopper")
-    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
-    tuning.forget()
-    a, b = operands(1000, 1024, 1032, torch.bfloat16, "NT", "cuda")
-    out = nan_out(1000, 1024, torch.bfloat16, "cuda")
-    tritonmm.mm(a, b, out=out)
-    assert rel_err(out, a, b) < BOUND[torch.bfloat16]
-    eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
+    a, b, out, eager, captured = _first_eager_call(monkeypatch, tmp_path, 1000, 1024, 1032)
     assert eager.path == "pointer" and eager.differs_when_captured
     assert captured.path == "tma" and captured.tuning_key in tuning._memory
     paths, run = [], Product.run
@@ -543,6 +536,20 @@ def test_gpu_mid_size_product_takes_tma_in_a_graph(monkeypatch, tmp_path):
     graph = _captured(lambda: tritonmm.mm(a, b, out=out))  # its side-stream call relaunched: nothing planned
     assert paths == ["tma"] and timing.calls == calls
     _replays_right(graph, a, b, out)
+
+
+def _first_eager_call(monkeypatch, tmp_path, M, N, K):
+    """The first eager call of a bf16 x @ W.T product, tuning into an empty cache, checked: (a, b, out,
+    the product's eager plan, its plan inside a CUDA graph)."""
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    tuning.forget()
+    a, b = operands(M, N, K, torch.bfloat16, "NT", "cuda")
+    out = nan_out(M, N, torch.bfloat16, "cuda")
+    tritonmm.mm(a, b, out=out)
+    assert rel_err(out, a, b) < BOUND[torch.bfloat16]
+    return a, b, out, Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
 
 
 def _captured(call):
@@ -658,14 +665,7 @@ def test_gpu_few_tile_unaligned_product_is_staged_in_a_graph(monkeypatch, tmp_pa
     """A product of few tiles whose rows are 2 bytes apart runs on the caller's operands eagerly and on
     staged ones inside a CUDA graph, under a config its first eager call tuned; the replay is right."""
     from tritonmm import tuning
-    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
-    tuning.forget()
-    a, b = operands(333, 138, 2569, torch.bfloat16, "NT", "cuda")
-    out = nan_out(333, 138, torch.bfloat16, "cuda")
-    tritonmm.mm(a, b, out=out)
-    assert rel_err(out, a, b) < BOUND[torch.bfloat16]
-    eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
+    a, b, out, eager, captured = _first_eager_call(monkeypatch, tmp_path, 333, 138, 2569)
     assert not eager.staged and eager.differs_when_captured and eager.loads == "@2.2"
     assert captured.path == "pointer" and captured.staged and captured.tuning_key in tuning._memory
     _replays_right(_captured(lambda: tritonmm.mm(a, b, out=out)), a, b, out)

@@ -211,8 +211,8 @@ def _aligned_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
 def _stage(stagers, a, b, traced: bool = False) -> tuple:
     """a and b through their stagers (None: as they are). Two plain copies (_DESTINATIONS) go in one
     launch (copy with ``pair``): 7.0 us against 8.9 for two launches at 1023x1025x1027 timed alone, 27.9
-    against 31.0 at 4095x4097x1531; inside a staged call's graph the two launches had overlapped already (the call
-    moved 0.1 us at 1023x1025x1027; session 11, run 4). Eagerly it saves a launch's host time."""
+    against 31.0 at 4095x4097x1531; inside a staged call's graph the two launches had overlapped already
+    (the call moved 0.1 us at 1023x1025x1027; session 11, run 4). Eagerly it saves a launch's host time."""
     stage_a, stage_b = stagers
     if stage_a in _DESTINATIONS and stage_b in _DESTINATIONS:
         ya, yb = _DESTINATIONS[stage_a](a), _DESTINATIONS[stage_b](b)
@@ -249,8 +249,6 @@ def _padded_b_copy(b: torch.Tensor, traced: bool = False) -> torch.Tensor:
 
 # The plain copies' destinations, by stager: _stage makes any two of them in one launch.
 _DESTINATIONS = {_aligned_copy: _aligned_like, _padded_a_copy: _padded_a_like, _padded_b_copy: _padded_b_like}
-
-
 
 
 def _vec(t: torch.Tensor) -> int:

@@ -22,8 +22,8 @@ import torch
 from tabulate import tabulate
 
 import tritonmm
-from tritonmm import plan, timing
-from bench.common import copies, tritonmm_config
+from tritonmm import plan
+from bench.common import copies, interleaved_times, tritonmm_config
 from bench.sweep import _graph, _operands
 
 # (M, N, K, layout): few tiles with long K, and small captured products; rows 2, 4 or 8 bytes apart.
@@ -72,11 +72,8 @@ for M, N, K, layout in SHAPES:
     configs = {"rules": tritonmm_config(a0, b0)[0],
                "staged": tritonmm_config(ba if stage[0] else a0, bb if stage[1] else b0)[0]}
     graphs = {name: _graph(call, sets) for name, call in calls.items()}
-    us = {name: [] for name in calls}
-    for _ in range(3):
-        for name, g in graphs.items():
-            us[name].append(timing.median_ms(g.replay) / len(sets) * 1e3)
-    us = {k: statistics.median(v) for k, v in us.items()}
+    rounds = interleaved_times({name: g.replay for name, g in graphs.items()}, 3)
+    us = {k: statistics.median(v) / len(sets) * 1e3 for k, v in rounds.items()}
     staged_bytes = sum(2 * t.numel() * 2 for t, s in zip((a0, b0), stage) if s) or 1
     rows.append([f"{M}x{N}x{K} {layout}", f"{load_bytes(a0)}.{load_bytes(b0)}", "".join("AB"[i] for i in (0, 1) if stage[i]),
                  f"{M * N * K / staged_bytes:.0f}", f"{us['torch']:.2f}",

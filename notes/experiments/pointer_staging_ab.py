@@ -16,8 +16,8 @@ import torch
 from tabulate import tabulate
 
 import tritonmm
-from tritonmm import plan, timing
-from bench.common import copies, rel_err
+from tritonmm import plan
+from bench.common import copies, interleaved_times, rel_err
 from bench.sweep import _graph, _operands
 
 SEEN = [(333, 138, 2569, "NT"), (110, 2068, 1253, "NN"), (64, 1000, 3001, "NT"), (48, 4100, 2050, "NT"),
@@ -51,11 +51,8 @@ for M, N, K, layout in SEEN + UNSEEN + CONTROLS:
     ref = sets[-1][0].double() @ sets[-1][1].double()
     errs = {name: rel_err(outs[name], ref) for name in calls}
     assert all(e < 1e-2 for e in errs.values()), errs
-    us = {name: [] for name in calls}
-    for _ in range(3):
-        for name, g in graphs.items():
-            us[name].append(timing.median_ms(g.replay) / len(sets) * 1e3)
-    us = {k: statistics.median(v) for k, v in us.items()}
+    rounds = interleaved_times({name: g.replay for name, g in graphs.items()}, 3)
+    us = {k: statistics.median(v) / len(sets) * 1e3 for k, v in rounds.items()}
     widths = ".".join(str(plan._load_bytes(t, plan._vec_hint(t))) for t in (a0, b0))
     group = "seen" if (M, N, K, layout) in SEEN else "unseen" if (M, N, K, layout) in UNSEEN else "control"
     rows.append([f"{M}x{N}x{K} {layout}", group, widths, staged, f"{us['torch']:.2f}",

@@ -12,9 +12,9 @@ here instead of on every tile load (kernels/gemm_tma.py, PRESPLIT).
 
 With PAIR, one launch makes two plain copies (y = x, y2 = x2): both operands of a staged product.
 
-y may be larger than x (RY >= R, CY >= C): the tiles cover y, and y's elements outside x get 0. A
-K-major operand whose K is padded to a multiple of 16 bytes (plan._padded_copy) is one such copy: zeros
-along K add nothing to the product.
+y may be larger than x (RY >= R, CY >= C, with PAD): the tiles cover y, and y's elements outside x get
+0. A K-major operand whose K is padded to a multiple of 16 bytes (plan._padded_a_copy, _padded_b_copy)
+is one such copy: zeros along K add nothing to the product.
 """
 import triton
 import triton.language as tl
