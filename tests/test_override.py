@@ -4,6 +4,8 @@ The override registers for the CUDA dispatch key only, so on the CPU these tests
 state (enabling, disabling, nesting) and that CPU products never leave aten; the routing
 itself is checked on a GPU, counting tritonmm's launches through plan.product.
 """
+import subprocess
+import sys
 from unittest import mock
 
 import pytest
@@ -34,6 +36,15 @@ def product():
 
 def rel(out: torch.Tensor, ref: torch.Tensor) -> float:
     return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def test_enable_warns_nothing():
+    """Enabling replaces aten's CUDA kernels on purpose: no warning about it (torch 2.11-2.12 gave one, once a
+    process, so a fresh process checks)."""
+    code = ("import warnings, tritonmm; warnings.simplefilter('error'); tritonmm.enable(); tritonmm.disable(); "
+            "tritonmm.enable(); print('ok')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
 
 
 def test_enable_disable_state():

@@ -90,7 +90,8 @@ def unwrapped(run, descriptors: int):
 
 
 def _called(hook) -> bool:
-    """Whether a launch hook is installed: None through Triton 3.7, an empty HookChain from 3.8."""
+    """Whether a launch hook is installed: Triton 3.6-3.9 keep them in a HookChain (knobs.py), empty
+    when none is; None counts as none too."""
     return bool(hook) and bool(getattr(hook, "calls", 1))
 
 

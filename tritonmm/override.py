@@ -14,6 +14,7 @@ devices) goes to the kernel aten had before, fetched from the dispatcher when en
 """
 import contextlib
 import inspect
+import warnings
 
 import torch
 
@@ -84,8 +85,12 @@ def enable() -> None:
     # torch 2.13+ registers its own Python kernel for CUDA bmm; replacing a Python registration
     # needs allow_override (its default became True in 2.13, and it is missing before 2.11).
     override = {"allow_override": True} if "allow_override" in inspect.signature(lib.impl).parameters else {}
-    for name, fn in _IMPLS.items():
-        lib.impl(name.removeprefix("aten::"), fn, "CUDA", with_keyset=True, **override)
+    with warnings.catch_warnings():
+        # Replacing aten's CUDA kernels is what enabling asks for; torch 2.11-2.12 warned about it once a
+        # process ("Overriding a previously registered kernel", after a first line of its own).
+        warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
+        for name, fn in _IMPLS.items():
+            lib.impl(name.removeprefix("aten::"), fn, "CUDA", with_keyset=True, **override)
     _state["lib"] = lib
 
 
