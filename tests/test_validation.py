@@ -1,12 +1,18 @@
 """Every bad input to tritonmm's ops is a TypeError or ValueError that names the argument."""
+import operator
 import subprocess
 import sys
+import types
 
+import numpy as np
 import pytest
 import torch
+import triton
+import triton.language as tl
 from conftest import HAS_GPU
 
 import tritonmm
+from tritonmm import validation
 
 
 def ok(device, *shape, dtype=torch.float32):
@@ -135,3 +141,118 @@ def test_cpu_tensors_without_interpreter_name_the_fix():
 @pytest.mark.skipif(HAS_GPU, reason="only the CPU machine has no GPU to point to")
 def test_interpreter_accepts_cpu_tensors():
     assert tritonmm.matmul(torch.ones(2, 3), torch.ones(3, 2)).sum().item() == 12.0
+
+
+# Triton 3.6's interpreter calls int() on shape-(1,) NumPy arrays, which NumPy >= 2.4 refuses:
+# validation wraps its _patch_lang_tensor so that tl.tensor.__index__ squeezes the array first.
+
+@pytest.mark.parametrize("version, needed", [
+    ("3.6.0", True), ("3.6.1+git4f2c1a9", True), ("3.6.0rc1", True), (" 3.5.1", True), ("2.3.1", True),
+    ("3.7.0", False), ("3.8.0", False), ("3.9.0+gitabc1234", False), ("3.10.0", False), ("4.0", False),
+    ("", False), ("main", False), ("3", False), (None, False),
+])
+def test_index_shim_version_gate(version, needed):
+    assert validation._needs_index_shim(version) is needed
+
+
+class _Scope:
+    """What the interpreter's _LangPatchScope does: records each attribute it sets, and puts the
+    earlier values back, last first, when the kernel has run."""
+    MISSING = object()
+
+    def __init__(self):
+        self.changes = []
+
+    def set_attr(self, obj, name, value):
+        self.changes.append((obj, name, vars(obj).get(name, self.MISSING)))
+        setattr(obj, name, value)
+
+    def restore(self):
+        while self.changes:
+            obj, name, value = self.changes.pop()
+            if value is self.MISSING:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+
+
+def _patch_lang_tensor_of_triton_3_6(tensor, scope):
+    """triton/runtime/interpreter.py of Triton 3.6.0, the attributes it sets on tl.tensor (two of them)."""
+    scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+    scope.set_attr(tensor, "__bool__", lambda self: bool(self.handle.data) if self.handle.data.size == 1 else True)
+
+
+def _scalar(data):
+    return types.SimpleNamespace(handle=types.SimpleNamespace(data=data))
+
+
+def test_index_shim_squeezes_shape_1_arrays_and_is_undone_with_the_interpreters_patch():
+    interpreter = types.SimpleNamespace(_patch_lang_tensor=_patch_lang_tensor_of_triton_3_6)
+    assert validation._wrap_patch_lang_tensor(interpreter)
+    wrapped = interpreter._patch_lang_tensor
+    assert wrapped is not _patch_lang_tensor_of_triton_3_6
+    assert validation._wrap_patch_lang_tensor(interpreter) and interpreter._patch_lang_tensor is wrapped  # idempotent
+
+    class Tensor:
+        pass
+
+    scope = _Scope()
+    interpreter._patch_lang_tensor(Tensor, scope)
+    for data in (np.array([7], dtype=np.int32), np.array(7, dtype=np.int64), np.array([[7]], dtype=np.int32)):
+        t = Tensor()
+        t.handle = _scalar(data).handle
+        assert operator.index(t) == 7 and list(range(t)) == list(range(7))
+    assert vars(Tensor)["__index__"] is validation._squeezed_index
+    assert vars(Tensor)["__bool__"].__qualname__.startswith("_patch_lang_tensor_of_triton_3_6")  # left as set
+    t = Tensor()
+    t.handle = _scalar(np.array([0], dtype=np.int32)).handle
+    assert not bool(t)
+    scope.restore()
+    assert "__index__" not in vars(Tensor) and "__bool__" not in vars(Tensor)
+
+
+def test_index_shim_does_nothing_where_the_interpreter_differs():
+    assert not validation._wrap_patch_lang_tensor(types.SimpleNamespace())  # no _patch_lang_tensor
+    assert not validation._wrap_patch_lang_tensor(types.SimpleNamespace(_patch_lang_tensor=3))
+
+    def sets_nothing(tensor, scope):
+        pass
+
+    interpreter = types.SimpleNamespace(_patch_lang_tensor=sets_nothing)
+    assert validation._wrap_patch_lang_tensor(interpreter)
+
+    class Tensor:
+        pass
+
+    interpreter._patch_lang_tensor(Tensor, _Scope())
+    assert "__index__" not in vars(Tensor)  # the interpreter set no __index__: neither does the shim
+
+    def no_scope(tensor):  # an interpreter whose patch takes no undo scope: set directly
+        tensor.__index__ = lambda self: int(self.handle.data)
+
+    interpreter = types.SimpleNamespace(_patch_lang_tensor=no_scope)
+    assert validation._wrap_patch_lang_tensor(interpreter)
+    interpreter._patch_lang_tensor(Tensor)
+    assert vars(Tensor)["__index__"] is validation._squeezed_index
+
+
+def test_index_shim_is_in_place_exactly_where_it_is_needed():
+    import triton.runtime.interpreter as interpreter
+    wrapped = getattr(interpreter._patch_lang_tensor, "_tritonmm_squeezed_index", False)
+    assert wrapped == (validation.interpreting() and validation._needs_index_shim(triton.__version__))
+
+
+@triton.jit
+def _count_kernel(out_ptr, n):
+    total = 0
+    for _ in range(n):  # interpreted, range() takes n.__index__(): int() of n's shape-(1,) array
+        total += 1
+    tl.store(out_ptr + tl.program_id(0), total)
+
+
+def test_a_kernel_loops_over_a_runtime_int(device):
+    """Fails on Triton 3.6's interpreter with NumPy >= 2.4 without the shim ("only 0-dimensional
+    arrays can be converted to Python scalars")."""
+    out = torch.zeros(2, dtype=torch.int32, device=device)
+    _count_kernel[(2,)](out, 5)
+    assert out.tolist() == [5, 5]

@@ -1,6 +1,7 @@
 """Argument checks for the public ops: every bad input becomes a TypeError or ValueError that
 names the argument and says how to fix it, before anything is launched."""
 import os
+import re
 
 import torch
 from torch._subclasses.fake_tensor import is_fake
@@ -20,6 +21,93 @@ _INTERPRETING = type(gemm_kernel).__name__ == "InterpretedFunction"
 def interpreting() -> bool:
     """True when Triton runs kernels on the CPU (TRITON_INTERPRET=1, read when triton is imported)."""
     return _INTERPRETING
+
+
+# Triton 3.6's interpreter vs NumPy >= 2.4. The interpreter holds every scalar as a shape-(1,)
+# NumPy array (integer kernel arguments, program ids), and while a kernel runs it gives
+# tl.tensor an __index__ (in triton.runtime.interpreter._patch_lang_tensor) that does
+# `int(self.handle.data)`: what `range(K)`, a shape or a Python index of a scalar calls.
+# NumPy 2.4 turned int() of an array with ndim > 0 from a DeprecationWarning into a TypeError
+# ("only 0-dimensional arrays can be converted to Python scalars"), so on triton 3.6 nearly every
+# kernel fails under the interpreter. Triton 3.7 fixed it with `int(self.handle.data.squeeze())`;
+# for older Triton the interpreter's _patch_lang_tensor is wrapped to put that fix in place right
+# after it runs, through the same undo scope, so the kernel's end restores tl.tensor as before.
+# Only __index__ changes; nothing is done where Triton's internals differ from what is expected.
+def _triton_minor_version(version) -> tuple | None:
+    """(major, minor) from a version string such as "3.6.0", "3.6.0+git1a2b3c" or "3.10.0rc1";
+    None where it does not start with two numbers."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def _needs_index_shim(version) -> bool:
+    """True for a Triton older than 3.7, whose interpreter calls int() on shape-(1,) arrays."""
+    parsed = _triton_minor_version(version)
+    return parsed is not None and parsed < (3, 7)
+
+
+def _squeezed_index(self) -> int:
+    """tl.tensor.__index__ as Triton 3.7's interpreter has it: a shape-(1,) array as its scalar."""
+    return int(self.handle.data.squeeze())
+
+
+_UNSET, _UNKNOWN = object(), object()
+
+
+def _wrap_patch_lang_tensor(interpreter_module) -> bool:
+    """Wraps interpreter_module._patch_lang_tensor so that tl.tensor's __index__ squeezes its
+    handle's array. Idempotent; never raises. Returns whether the wrapper is in place."""
+    try:
+        original = getattr(interpreter_module, "_patch_lang_tensor", None)
+        if original is None or not callable(original):
+            return False
+        if getattr(original, "_tritonmm_squeezed_index", False):
+            return True  # already wrapped
+
+        def _patch_lang_tensor(tensor, *args, **kwargs):
+            try:
+                before = vars(tensor).get("__index__", _UNSET)
+            except Exception:
+                before = _UNKNOWN
+            result = original(tensor, *args, **kwargs)
+            try:
+                after = vars(tensor).get("__index__", _UNSET)
+                if before is not _UNKNOWN and after is not before:  # the interpreter set its own __index__
+                    scope = args[0] if args else kwargs.get("scope")
+                    if callable(getattr(scope, "set_attr", None)):
+                        scope.set_attr(tensor, "__index__", _squeezed_index)  # undone with the interpreter's
+                    else:
+                        setattr(tensor, "__index__", _squeezed_index)
+            except Exception:  # internals not as expected: leave what the interpreter set
+                pass
+            return result
+
+        _patch_lang_tensor._tritonmm_squeezed_index = True
+        _patch_lang_tensor.__wrapped__ = original
+        interpreter_module._patch_lang_tensor = _patch_lang_tensor
+        return True
+    except Exception:
+        return False
+
+
+def _apply_interpreter_index_shim() -> bool:
+    """Puts the wrapper in place when kernels run in Triton's interpreter and Triton is older
+    than 3.7. Runs when this module is imported, which `import tritonmm` does (through nn, ops and
+    config_space) before anything can launch; the interpreter patches tl.tensor anew at each
+    launch, so every kernel launched from then on, tritonmm's or not, gets the fix."""
+    if not interpreting():
+        return False
+    try:
+        import triton
+        if not _needs_index_shim(getattr(triton, "__version__", None)):
+            return False
+        import triton.runtime.interpreter as interpreter_module
+    except Exception:
+        return False
+    return _wrap_patch_lang_tensor(interpreter_module)
+
+
+_apply_interpreter_index_shim()
 
 
 def traced(t: torch.Tensor) -> bool:
