@@ -478,7 +478,7 @@ class Product:
                 self.stagers = self._pointer_stagers(self.captured)
                 a, b = _stage(self.stagers, a, b, self.traced)
                 self.a, self.b = a, b
-                self.layout = _layout(a) + _layout(b) + ("b" if self.batched else "")
+                self.layout = _layout(a) + _layout(b)  # the staged operands' (never a batch)
             self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
             self.args = self._pointer_args(a, b, c)
             self.constants.update(alignment(*self.args[:3], _hint(self.M), _hint(self.N), _hint(a.shape[-1]),

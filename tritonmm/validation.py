@@ -51,9 +51,6 @@ def _squeezed_index(self) -> int:
     return int(self.handle.data.squeeze())
 
 
-_UNSET, _UNKNOWN = object(), object()
-
-
 def _wrap_patch_lang_tensor(interpreter_module) -> bool:
     """Wraps interpreter_module._patch_lang_tensor so that tl.tensor's __index__ squeezes its
     handle's array. Idempotent; never raises. Returns whether the wrapper is in place."""
@@ -65,14 +62,9 @@ def _wrap_patch_lang_tensor(interpreter_module) -> bool:
             return True  # already wrapped
 
         def _patch_lang_tensor(tensor, *args, **kwargs):
-            try:
-                before = vars(tensor).get("__index__", _UNSET)
-            except Exception:
-                before = _UNKNOWN
             result = original(tensor, *args, **kwargs)
             try:
-                after = vars(tensor).get("__index__", _UNSET)
-                if before is not _UNKNOWN and after is not before:  # the interpreter set its own __index__
+                if "__index__" in vars(tensor):  # the interpreter's, for this launch (tl.tensor has none of its own)
                     scope = args[0] if args else kwargs.get("scope")
                     if callable(getattr(scope, "set_attr", None)):
                         scope.set_attr(tensor, "__index__", _squeezed_index)  # undone with the interpreter's
