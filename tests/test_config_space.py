@@ -102,10 +102,10 @@ def test_wave_tail_rule():
     space = cs.space("16bit")
     variants = cs.with_tail(space, 3072, 3072, 132)
     tails = [c for c in variants if cs.tail(c)]
-    # one variant per tile shape of 128 rows or more whose last wave is small: 128x256 (24 of 132) and
-    # 128x128 (576 tiles: 4 waves and 48); 64-row tiles are not split
-    assert {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) for c in tails} == {(128, 256), (128, 128)}
-    assert len(tails) == 2 and len(variants) == len(space) + 2
+    # one variant per tile shape of 128 rows or more whose last wave is small: 128x256 (24 of 132),
+    # 128x128 (576 tiles: 4 waves and 48) and 256x128 (288 tiles: 2 waves and 24); 64-row tiles are not split
+    assert {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) for c in tails} == {(128, 256), (128, 128), (256, 128)}
+    assert len(tails) == 3 and len(variants) == len(space) + 3
     assert cs.with_tail(space, 4096, 4096, 132) == space
 
 
@@ -150,3 +150,17 @@ def test_heuristic_gives_the_pointer_kernel_no_tma_only_config():
     shape = (1024, 16384, 4096)
     assert not cs._tma_only(cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, 232448, False))
     assert any(cs._tma_only(c) for c in cs.space("16bit"))  # in the space: the rule has something to keep out
+
+
+def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve():
+    """256x128 (tall products, session 16): fits Hopper's shared memory with the TMA store's half tile,
+    not with a matrix bias's layout conversion besides; pruned where M leaves most of its rows empty; never
+    the pointer kernel's heuristic pick."""
+    tall = cs.make_config(256, 128, 64, 4, 8)
+    assert tall in cs.space("16bit") and cs._tma_only(tall)
+    assert cs.smem_bytes(tall, 2, tma=True) <= H100_SMEM < cs.smem_bytes(tall, 2, tma=True, matrix_bias=True)
+    assert tall in cs.prune(cs.space("16bit"), 8192, 272, 4096, 2, H100_SMEM, tma=True)[0]
+    assert tall not in cs.prune(cs.space("16bit"), 128, 4096, 4096, 2, H100_SMEM, tma=True)[0]
+    assert tall not in cs.prune(cs.space("16bit"), 4096, 4096, 4096, 2, H100_SMEM, tma=True, matrix_bias=True)[0]
+    for shape in ((8192, 272, 4096), (4096, 4096, 4096), (16384, 128, 1024)):
+        assert cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, H100_SMEM, False) != tall

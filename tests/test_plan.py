@@ -383,6 +383,48 @@ def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch
             return {c: times[c] for c in candidates}
         monkeypatch.setattr(tuning, "_time_all", fake)
         assert tuning.tune(launch)[0] == winner
+    # A plan only CUDA graphs run pays no host time: the faster kernel, by however little.
+    monkeypatch.setattr(launch, "graph_only", True)
+    monkeypatch.setattr(tuning, "_time_all", lambda product, candidates, graph_timed, progress:
+                        {one: host_ms + 0.0007, split: host_ms})
+    assert tuning.tune(launch)[0] == split
+
+
+def test_graph_only_plans_key_apart(device, monkeypatch):
+    """A captured plan the eager call of the same product would not run (staged operands for the pointer
+    kernel here) is graph_only, and keys its tuning apart; captured plans equal to the eager one are not."""
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+    bf = torch.bfloat16
+
+    def product(a, b, captured):
+        return Product(a, b, torch.empty(a.shape[0], b.shape[1], dtype=bf, device=device), "native", captured=captured)
+    narrow = operands(40, 48, 67, bf, "NT", device)  # 2-byte reads: staged inside capture only
+    eager, captured = product(*narrow, False), product(*narrow, True)
+    assert captured.staged and captured.graph_only and not eager.graph_only
+    assert "~graph" in captured.cache_key() and captured.tuning_key != eager.tuning_key
+    aligned = operands(40, 48, 64, bf, "NT", device)
+    assert product(*aligned, True).tuning_key == product(*aligned, False).tuning_key
+    assert not product(*aligned, True).graph_only
+    # Staged eagerly too (from STAGE_EAGER_MIN_MACS): the same plan both ways, sharing its tuning.
+    monkeypatch.setattr(plan, "STAGE_EAGER_MIN_MACS", 0)
+    assert product(*narrow, False).staged and not product(*narrow, True).graph_only
+
+
+@pytest.mark.gpu
+def test_gpu_graph_only_tma_plan(monkeypatch):
+    """A product under the eager TMA bar and above the captured one runs on the TMA kernel only inside
+    capture: that plan is graph_only; above both bars the captured plan is the eager one."""
+    if not devices.facts(torch.device("cuda")).tma:
+        pytest.skip("TMA needs Hopper")
+    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", 2 ** 22)  # captured: from 2**19
+    a, b = operands(128, 128, 128, torch.bfloat16, "NN", "cuda")  # 2**21 multiply-adds
+    out = torch.empty(128, 128, dtype=torch.bfloat16, device="cuda")
+    eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
+    assert eager.path == "pointer" and captured.path == "tma" and captured.graph_only and not eager.graph_only
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", 2 ** 20)
+    assert not Product(a, b, out, "native", captured=True).graph_only
 
 
 def test_bad_split_k_is_refused(device):

@@ -30,11 +30,15 @@ LAUNCH_PARAMS = ("num_warps", "num_stages")
 # Run 7 (midsize.py deep): 64x128x128 with 4 stages on the TMA kernel led at 768^3 (0.88), 1024^3 (0.96)
 # and 1280^3 (0.84, where 128x128x64 s5 ran 0.97 in run 3); 7-8 stages, 8 warps and GROUP_M 1-4 moved
 # the 6-stage tiles by at most 2%.
+# Session 16 (run 3, notes/experiments/tall_tiles.py, bf16, TMA kernel, graph replay, rotated operands, x cuBLAS):
+# 256x128 tiles, for tall products whose N leaves a 256-wide tile mostly empty: 8192x272x4096 0.51 -> 0.70 (96
+# tiles against 128 half-empty ones of 128x256), 5728x272x1120 x @ W.T 0.66 -> 0.70, 6000x400x2000 0.78 -> 0.80;
+# slower than the space at 1536^3, 4096^3 and wherever N is large. 256x64 led only at 5728x272x1120 (0.73).
 _SPACES = {
     "16bit": [
         (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8), (128, 128, 64, 5, 4),
         (128, 128, 64, 6, 4), (64, 256, 64, 4, 4), (128, 64, 64, 6, 4), (64, 128, 64, 6, 4), (64, 128, 128, 4, 4),
-        (64, 64, 128, 4, 4),
+        (64, 64, 128, 4, 4), (256, 128, 64, 4, 8),
     ],
     "tf32": [
         (128, 256, 32, 3, 8), (128, 256, 32, 3, 8, 4), (256, 128, 32, 3, 8), (128, 128, 64, 3, 8),
@@ -239,9 +243,10 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_byt
 # 128x256x64 tile the heuristic chose before at 127-130 (notes/NOTES.md, run 15).
 POINTER_MAX_TILE = 64 * 128
 
-# Configs measured on the TMA kernel only (session 11, run 7), which the heuristic does not give the
-# pointer kernel: 64x128x128 would win its tie-break (BLOCK_K) there, over tiles measured on that path.
-TMA_ONLY = {(64, 128, 128, 4, 4)}
+# Configs measured on the TMA kernel only (session 11, run 7; 256x128: session 16, run 3), which the heuristic
+# does not give the pointer kernel: 64x128x128 would win its tie-break (BLOCK_K) there, over tiles measured on
+# that path.
+TMA_ONLY = {(64, 128, 128, 4, 4), (256, 128, 64, 4, 8)}
 
 
 def _tma_only(c: triton.Config) -> bool:

@@ -471,11 +471,15 @@ class Product:
         a, b = _stage(self.stagers, a, b, self.traced)
         self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
         self.path, self.kernel = "pointer", gemm_kernel
+        # Whether this plan is one only a CUDA graph runs: captured, and on the TMA kernel or staged
+        # operands where an eager call of the same product would not be (graph_only).
+        self.graph_only = False
         if self._tma_candidate():
             self._try_tma()
         if self.path == "pointer":
             if not any(self.stagers):
                 self.stagers = self._pointer_stagers(self.captured)
+                self.graph_only = self.captured and any(self.stagers) and not any(self._pointer_stagers(False))
                 a, b = _stage(self.stagers, a, b, self.traced)
                 self.a, self.b = a, b
                 self.layout = _layout(a) + _layout(b)  # the staged operands' (never a batch)
@@ -538,8 +542,10 @@ class Product:
         a, b, c = self.a, self.b, self.c
         sources = [_tma_source(t) for t in (a, b)]
         c_bytes = _c_staged_bytes(c)
-        if not tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(), self.captured):
+        staged_bytes = self._staged_bytes()
+        if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured):
             return
+        self.graph_only = self.captured and not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False)
         # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here.
         copies = [_aligned_copy if source is None else None for source in sources]
         a, b = _stage(copies, a, b)
@@ -725,14 +731,21 @@ class Product:
     @property
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
-        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.loads, self.epilogue,
-                *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
+        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.loads + self._graph_tag,
+                self.epilogue, *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
         from .cache import make_key
         return make_key(self.facts.name, self.dtype, self._key_precision, self.path,
-                        self.layout + self.loads + self.epilogue, _hint(self.M), _hint(self.N), _hint(self.K))
+                        self.layout + self.loads + self._graph_tag + self.epilogue, _hint(self.M), _hint(self.N),
+                        _hint(self.K))
+
+    @property
+    def _graph_tag(self) -> str:
+        """'~graph' for a plan only CUDA graphs run (graph_only): tuned for graph replay alone (tuning.rank),
+        it keys apart from eager products of the same path and layout, which pay each launch's host time."""
+        return "~graph" if self.graph_only else ""
 
     @property
     def loads(self) -> str:

@@ -32,17 +32,24 @@ _UNRUNNABLE = (OutOfResources, PTXASError, CompileTimeAssertionFailure)
 # this: ranked by device time alone, decode products took split-K for 0.3-0.7 us of device time
 # and paid 8 us more host time on every eager call (1.5-1.9x torch.mm's). Under a CUDA graph the
 # choice costs at most that device time; products longer than the host time rank as before.
+# A plan only CUDA graphs run (plan.Product.graph_only: the TMA kernel or staged operands inside capture,
+# where eager calls would take neither) never pays host time, so it ranks by device time alone: session 16
+# (run 6, notes/experiments/graph_only_rank.py, bf16, graph replay over rotated operands, x torch.mm, host
+# floor -> device time) 148x230x4771 x @ W.T 0.69 -> 0.94 and 333x138x2569 x @ W.T 0.91 -> 1.10, both on
+# staged operands with split-K 4 where one launch had won on the host floor.
 HOST_US_PER_CALL = 10.0
 HOST_US_PER_LAUNCH = 8.0
 
 
 def rank(product, timings: dict, graph: bool) -> triton.Config:
     """The best of ``timings`` ({config: median ms}): by device time, or where that is shorter than
-    an eager call's host time (graph-timed only; eager timings include it), by the host time of
-    the config's launches first, then device time."""
+    an eager call's host time (graph-timed only, and not for a plan only graphs run; eager timings
+    include it), by the host time of the config's launches first, then device time."""
+    eager_host = graph and not product.graph_only
+
     def cost(cfg):
         ms = timings[cfg]
-        host_ms = (HOST_US_PER_CALL + HOST_US_PER_LAUNCH * product.launches(cfg)) * 1e-3 if graph else 0.0
+        host_ms = (HOST_US_PER_CALL + HOST_US_PER_LAUNCH * product.launches(cfg)) * 1e-3 if eager_host else 0.0
         return max(ms, host_ms), ms
     return min(timings, key=cost)
 
