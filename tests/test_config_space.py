@@ -152,15 +152,21 @@ def test_heuristic_gives_the_pointer_kernel_no_tma_only_config():
     assert any(cs._tma_only(c) for c in cs.space("16bit"))  # in the space: the rule has something to keep out
 
 
-def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve():
+def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve(monkeypatch):
     """256x128 (tall products, session 16): fits Hopper's shared memory with the TMA store's half tile,
-    not with a matrix bias's layout conversion besides; pruned where M leaves most of its rows empty; never
-    the pointer kernel's heuristic pick."""
+    not with a matrix bias's layout conversion besides; pruned for M <= 128; never the heuristic's pick, on
+    either path, though the largest-tile rule would give it to short, wide products."""
     tall = cs.make_config(256, 128, 64, 4, 8)
-    assert tall in cs.space("16bit") and cs._tma_only(tall)
+    assert tall in cs.space("16bit") and cs.tuned_tma_only(tall)
+    assert not any(cs.tuned_tma_only(c) for c in cs.space("16bit") if c != tall)
     assert cs.smem_bytes(tall, 2, tma=True) <= H100_SMEM < cs.smem_bytes(tall, 2, tma=True, matrix_bias=True)
     assert tall in cs.prune(cs.space("16bit"), 8192, 272, 4096, 2, H100_SMEM, tma=True)[0]
     assert tall not in cs.prune(cs.space("16bit"), 128, 4096, 4096, 2, H100_SMEM, tma=True)[0]
     assert tall not in cs.prune(cs.space("16bit"), 4096, 4096, 4096, 2, H100_SMEM, tma=True, matrix_bias=True)[0]
-    for shape in ((8192, 272, 4096), (4096, 4096, 4096), (16384, 128, 1024)):
-        assert cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, H100_SMEM, False) != tall
+    # 520x6144: 144 tiles of 256x128 against 120 of 128x256; the rule alone would pick the tall tile.
+    shapes = ((520, 6144, 1024), (1100, 3456, 1024), (8192, 272, 4096), (4096, 4096, 4096))
+    for shape in shapes:
+        for tma in (True, False):
+            assert cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, H100_SMEM, tma) != tall
+    monkeypatch.setattr(cs, "TUNED_TMA_ONLY", set())  # without the exclusion, the rule picks it there
+    assert cs.heuristic(520, 6144, 1024, torch.bfloat16, "native", 132, 2, H100_SMEM, True) == tall

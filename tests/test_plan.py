@@ -402,7 +402,13 @@ def test_graph_only_plans_key_apart(device, monkeypatch):
     narrow = operands(40, 48, 67, bf, "NT", device)  # 2-byte reads: staged inside capture only
     eager, captured = product(*narrow, False), product(*narrow, True)
     assert captured.staged and captured.graph_only and not eager.graph_only
-    assert "~graph" in captured.cache_key() and captured.tuning_key != eager.tuning_key
+    assert "~graph" in captured.cache_key()
+    # An eager product of aligned operands in the same bucket (K 80: a partial last step of 64, as K 67)
+    # would share the staged plan's key but for the tag: it pays host time, the graph does not.
+    aligned_80 = product(*operands(40, 48, 80, bf, "NT", device), False)
+    assert captured.tuning_key != aligned_80.tuning_key
+    monkeypatch.setattr(captured, "graph_only", False)
+    assert captured.tuning_key == aligned_80.tuning_key
     aligned = operands(40, 48, 64, bf, "NT", device)
     assert product(*aligned, True).tuning_key == product(*aligned, False).tuning_key
     assert not product(*aligned, True).graph_only
@@ -424,7 +430,8 @@ def test_gpu_graph_only_tma_plan(monkeypatch):
     eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
     assert eager.path == "pointer" and captured.path == "tma" and captured.graph_only and not eager.graph_only
     monkeypatch.setattr(plan, "TMA_MIN_MACS", 2 ** 20)
-    assert not Product(a, b, out, "native", captured=True).graph_only
+    both = Product(a, b, out, "native", captured=True)
+    assert both.path == "tma" and not both.graph_only
 
 
 def test_bad_split_k_is_refused(device):

@@ -17,7 +17,7 @@ LAUNCH_PARAMS = ("num_warps", "num_stages")
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]). Measured on an H100
 # (notes/NOTES.md): 128x256 tiles win large shapes by ~10% in every family (TMA path), and
 # GROUP_M moves the 16-bit winner by up to 6%, so it varies there; the small tiles serve
-# small M or N, where a big tile leaves SMs idle. About eight configs keep a cold tune near 12 s.
+# small M or N, where a big tile leaves SMs idle. About ten configs keep a cold tune near 12 s.
 # 16-bit, session 7 (run 1, notes/experiments/landscape.py, 14 configs pinned on 8 shapes): GROUP_M
 # 4 never led 16 or 8 by more than 1%, and gave its place to 128x128x64 with 6 stages (best at
 # 512x4096x14336, 0.98x cuBLAS against 0.95 with 5); 64x256x64 on 4 warps was best at 3000x3008x3000
@@ -33,7 +33,8 @@ LAUNCH_PARAMS = ("num_warps", "num_stages")
 # Session 16 (run 3, notes/experiments/tall_tiles.py, bf16, TMA kernel, graph replay, rotated operands, x cuBLAS):
 # 256x128 tiles, for tall products whose N leaves a 256-wide tile mostly empty: 8192x272x4096 0.51 -> 0.70 (96
 # tiles against 128 half-empty ones of 128x256), 5728x272x1120 x @ W.T 0.66 -> 0.70, 6000x400x2000 0.78 -> 0.80;
-# slower than the space at 1536^3, 4096^3 and wherever N is large. 256x64 led only at 5728x272x1120 (0.73).
+# slower than the space at 1536^3, 4096^3 and wherever N is large, so the tuner alone gives it, on the TMA kernel
+# alone (TUNED_TMA_ONLY). 256x64 led only at 5728x272x1120 (0.73).
 _SPACES = {
     "16bit": [
         (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8), (128, 128, 64, 5, 4),
@@ -243,15 +244,28 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_byt
 # 128x256x64 tile the heuristic chose before at 127-130 (notes/NOTES.md, run 15).
 POINTER_MAX_TILE = 64 * 128
 
-# Configs measured on the TMA kernel only (session 11, run 7; 256x128: session 16, run 3), which the heuristic
-# does not give the pointer kernel: 64x128x128 would win its tie-break (BLOCK_K) there, over tiles measured on
-# that path.
-TMA_ONLY = {(64, 128, 128, 4, 4), (256, 128, 64, 4, 8)}
+# Configs measured on the TMA kernel only (session 11, run 7), which the heuristic does not give the
+# pointer kernel: 64x128x128 would win its tie-break (BLOCK_K) there, over tiles measured on that path.
+TMA_ONLY = {(64, 128, 128, 4, 4)}
+
+# Configs only the tuner gives, and only on the TMA kernel: 256x128 led only on tall products whose N leaves a
+# wider tile mostly empty (session 16, run 3) and lost where N is large, which the heuristic's rule (the largest
+# tile that fills the SMs) would give it (520x6144: 144 tiles against 120 of 128x256).
+TUNED_TMA_ONLY = {(256, 128, 64, 4, 8)}
+
+
+def _key(c: triton.Config) -> tuple:
+    k = c.kwargs
+    return k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], c.num_stages, c.num_warps
 
 
 def _tma_only(c: triton.Config) -> bool:
-    k = c.kwargs
-    return (k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], c.num_stages, c.num_warps) in TMA_ONLY
+    return _key(c) in TMA_ONLY
+
+
+def tuned_tma_only(c: triton.Config) -> bool:
+    """Whether c is one of TUNED_TMA_ONLY: timed by the tuner on the TMA kernel, never the heuristic's pick."""
+    return _key(c) in TUNED_TMA_ONLY
 
 
 # Split-K (kernels/gemm.py, pointer path): a product with fewer tiles than SMs leaves SMs idle,
@@ -345,7 +359,7 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     compiled graphs: among the configs that fit, the largest tile that still gives every SM a
     tile (on the pointer kernel, at most POINTER_MAX_TILE elements), split over K where the
     tiles cannot fill the SMs and ``can_split``."""
-    space_ = configs(dtype, precision, split_operands)
+    space_ = [c for c in configs(dtype, precision, split_operands) if not tuned_tma_only(c)]
     kept, _ = prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE
                                        and not _tma_only(c))] or kept

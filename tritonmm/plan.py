@@ -702,10 +702,10 @@ class Product:
         return self.given[1].stride(-2) == 1
 
     def candidates(self) -> list:
-        """The configs tuning times: the family's space (and its narrow tiles for products of few
-        tiles), pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants where they apply,
-        and for one-row products the one-row kernel's configs."""
-        kept, _ = self.prune(self.space())
+        """The configs tuning times: the family's space (its TMA-only tiles on that kernel only; its narrow
+        tiles for products of few tiles), pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants
+        where they apply, and for one-row products the one-row kernel's configs."""
+        kept, _ = self.prune([c for c in self.space() if self.path == "tma" or not config_space.tuned_tma_only(c)])
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
         kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
                                                _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
