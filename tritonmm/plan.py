@@ -731,21 +731,21 @@ class Product:
     @property
     def tuning_key(self) -> tuple:
         """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
-        return (self.facts.name, self.dtype, self._key_precision, self.path, self.layout + self.loads + self._graph_tag,
-                self.epilogue, *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
+        return (self.facts.name, self.dtype, self._key_precision, self.path, self._key_layout, self.epilogue,
+                *config_space.tuning_shape(_hint(self.M), _hint(self.N), _hint(self.K)))
 
     def cache_key(self) -> str:
         """tuning_key as the disk cache spells it."""
         from .cache import make_key
-        return make_key(self.facts.name, self.dtype, self._key_precision, self.path,
-                        self.layout + self.loads + self._graph_tag + self.epilogue, _hint(self.M), _hint(self.N),
-                        _hint(self.K))
+        return make_key(self.facts.name, self.dtype, self._key_precision, self.path, self._key_layout + self.epilogue,
+                        _hint(self.M), _hint(self.N), _hint(self.K))
 
     @property
-    def _graph_tag(self) -> str:
-        """'~graph' for a plan only CUDA graphs run (graph_only): tuned for graph replay alone (tuning.rank),
-        it keys apart from eager products of the same path and layout, which pay each launch's host time."""
-        return "~graph" if self.graph_only else ""
+    def _key_layout(self) -> str:
+        """The operands' layout as keys spell it: with the pointer kernel's read widths (loads), and '~graph'
+        for a plan only CUDA graphs run (graph_only): tuned for graph replay alone (tuning.rank), it keys apart
+        from eager products of the same path and layout, which pay each launch's host time."""
+        return self.layout + self.loads + ("~graph" if self.graph_only else "")
 
     @property
     def loads(self) -> str:

@@ -59,7 +59,8 @@ def tune(product, progress=None):
     where they apply) and caches the winner; the caller makes the product's device current.
     Each config is timed on the product's whole launch sequence (both passes of split-K),
     replayed from a CUDA graph: device time, the cost a captured or long-running model pays, ranked
-    against an eager call's host time where that is longer, except for plans only graphs run (rank). Returns (best config, {config: median ms} for every config timed)."""
+    against an eager call's host time where that is longer, except for plans only graphs run (rank).
+    Returns (best config, {config: median ms} for every config timed)."""
     candidates = product.candidates() or [product.heuristic()]
     with _tuning:
         graph = True
