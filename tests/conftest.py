@@ -69,14 +69,16 @@ def every_product_on_tma(monkeypatch) -> None:
 
 
 def every_product_staged_for_pointer(monkeypatch) -> None:
-    """Every product on the pointer kernel, eager or captured, and copied K-major with K padded where
-    it would read an operand narrower than 16 bytes at a time (plan.POINTER_STAGE_MAX_LOAD_BYTES)."""
+    """Every product on the pointer kernel, eager or captured, and its 16-bit operands copied K-major with K
+    padded where it would read one narrower than 16 bytes at a time (plan.POINTER_STAGE_MAX_LOAD_BYTES), the
+    copies paying at any size (POINTER_STAGE_MIN_MACS_PER_BYTE)."""
     import importlib
     module = importlib.import_module("tritonmm.plan")
     monkeypatch.setattr(module, "TMA_MIN_MACS", float("inf"))
     monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
     monkeypatch.setattr(module, "STAGE_EAGER_MIN_MACS", 0)
     monkeypatch.setattr(module, "POINTER_STAGE_MAX_LOAD_BYTES", 8)
+    monkeypatch.setattr(module, "POINTER_STAGE_MIN_MACS_PER_BYTE", 0)
 
 
 def rel_err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:

@@ -168,5 +168,6 @@ def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve(monkeypatch):
     for shape in shapes:
         for tma in (True, False):
             assert cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, H100_SMEM, tma) != tall
+    assert [n for n in (130, 256, 272, 384, 400, 4096, 4200) if cs.tall_tile_serves(n)] == [272, 384, 4200]
     monkeypatch.setattr(cs, "TUNED_TMA_ONLY", set())  # without the exclusion, the rule picks it there
     assert cs.heuristic(520, 6144, 1024, torch.bfloat16, "native", 132, 2, H100_SMEM, True) == tall

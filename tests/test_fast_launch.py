@@ -67,6 +67,21 @@ def test_tma_relaunch_passes_every_tensor_after_the_descriptors(monkeypatch):
     assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
 
 
+def test_tma_relaunch_passes_a_c_without_descriptor_as_it_is(monkeypatch):
+    """A TMA kernel that stores C through pointers (C_DESC false) has two descriptors: A's and B's are
+    re-pointed, C and the rest pass as they are."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    x = torch.randn(32, 32)
+    kernel = _Recording()
+    compiled = fast_launch.Compiled(kernel, (4,), ("M",), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])] * 2)
+    tensors = (torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 31), "bias", "scale_a", "scale_b")
+    assert compiled(tensors, 0)
+    args = kernel.calls[0][9:]
+    assert [d.base for d in args[:2]] == list(tensors[:2]) and args[2] is tensors[2]
+    assert args[3:] == ("bias", "scale_a", "scale_b", "M")
+
+
 def _launcher_36(c_launch, descriptors=0, meta=None):
     """A launcher laid out as Triton 3.6's CudaLauncher: for a kernel with tensor descriptors, its
     ``launch`` is a closure over the C function that expands each descriptor first."""

@@ -290,9 +290,9 @@ POINTER_UNALIGNED = [(33, 65, 31), (64, 61, 67), (2, 7, 9), (130, 100, 3), (19, 
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 @pytest.mark.parametrize("shape", POINTER_UNALIGNED, ids=lambda s: "x".join(map(str, s)))
 def test_pointer_staged_operands(shape, layout, dtype, device, pointer_staging):
-    """Operands the pointer kernel would read narrower than 16 bytes run from K-major copies with K
-    padded, one config and one split over K (its fp32 partial sums of the padded K); the caller's
-    tensors are read, never written."""
+    """16-bit operands the pointer kernel would read narrower than 16 bytes run from K-major copies with K
+    padded, one config and one split over K (its fp32 partial sums of the padded K); float32 ones as they
+    are; the caller's tensors are read, never written."""
     M, N, K = shape
     a, b = operands(M, N, K, dtype, layout, device)
     a_before, b_before = a.clone(), b.clone()
@@ -300,7 +300,7 @@ def test_pointer_staged_operands(shape, layout, dtype, device, pointer_staging):
     out = nan_out(M, N, dtype, device)
     launch = Product(a, b, out, precision)
     widths = [plan._load_bytes(t, plan._vec_hint(t)) for t in (a, b)]
-    assert launch.path == "pointer" and launch.staged == (min(widths) < 16)
+    assert launch.path == "pointer" and launch.staged == (min(widths) < 16 and dtype.itemsize == 2)
     if launch.staged:
         assert launch.loads == "" and launch.layout == "".join(
             "NT"[i] if staged else plan._layout(t) for i, (staged, t) in enumerate(zip(launch.stagers, (a, b))))
@@ -317,8 +317,9 @@ def test_pointer_staged_operands(shape, layout, dtype, device, pointer_staging):
 
 def test_pointer_staging_rule(device, monkeypatch):
     """Which operands the pointer kernel's staging copies (Product._pointer_stagers): the narrow ones, both
-    where K is padded; none for aligned operands, batches, one row, above POINTER_STAGE_MAX_LOAD_BYTES, or
-    eagerly below STAGE_EAGER_MIN_MACS (a captured product stages)."""
+    where K is padded; none for aligned operands, batches, one row, float32, above POINTER_STAGE_MAX_LOAD_BYTES,
+    4-byte reads whose copies do not pay (neither small nor intense enough), or eagerly below
+    STAGE_EAGER_MIN_MACS (a captured product stages)."""
     monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
     monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
     A, B = plan._padded_a_copy, plan._padded_b_copy
@@ -340,12 +341,22 @@ def test_pointer_staging_rule(device, monkeypatch):
     assert stagers(*operands(40, 48, 67, bf, "NT", device), captured=False) == [None, None]  # eager, small
     za, zb = torch.randn(2, 40, 67, device=device).to(bf), torch.randn(2, 67, 48, device=device).to(bf)
     assert stagers(za, zb) == [None, None]  # batched
-    four = operands(40, 48, 66, bf, "NT", device)  # rows 4 bytes apart
+    four = operands(40, 48, 66, bf, "NT", device)  # rows 4 bytes apart: staged where the copies pay
+    assert stagers(*four) == [A, B]  # small copies
+    assert stagers(*operands(40, 48, 67, torch.float32, "NT", device)) == [None, None]  # not 16-bit (4-byte reads)
+    monkeypatch.setattr(plan, "POINTER_STAGE_SMALL_BYTES", 0)  # 40*48*66 multiply-adds, 2*(40+48)*66*2 bytes moved:
+    assert stagers(*four) == [None, None]  # 5.45 per byte, under POINTER_STAGE_MIN_MACS_PER_BYTE
+    assert stagers(*operands(40, 48, 67, bf, "NT", device)) == [A, B]  # 2-byte reads: always
+    monkeypatch.setattr(plan, "POINTER_STAGE_MIN_MACS_PER_BYTE", 5.4)
+    assert stagers(*four) == [A, B]
+    monkeypatch.setattr(plan, "POINTER_STAGE_MIN_MACS_PER_BYTE", 5.5)
+    assert stagers(*four) == [None, None]
     monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 2)
     assert stagers(*four) == [None, None] and stagers(*operands(40, 48, 67, bf, "NT", device)) == [A, B]
     monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
     assert stagers(*operands(40, 48, 67, bf, "NT", device)) == [None, None]
     monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 8)
+    monkeypatch.setattr(plan, "POINTER_STAGE_SMALL_BYTES", 2 ** 22)
     eager = Product(*four, torch.empty(40, 48, dtype=bf, device=device), "native")
     assert not eager.staged and eager.differs_when_captured and eager.loads == "@4.4"
 
@@ -473,14 +484,39 @@ def test_staged_operands(shape, layout, dtype, device, staging):
     assert torch.equal(a, a_before) and torch.equal(b, b_before)
 
 
-def test_staged_output_into_a_transposed_out(device, staging):
-    """C goes through an aligned buffer when out cannot take TMA stores (a column-major view)."""
-    a, b = operands(40, 24, 32, torch.float16, "NN", device)
-    out = nan_out(24, 40, torch.float16, device).T
-    launch = Product(a, b, out, "native")
-    assert launch.path == "tma" and launch.c is not out
-    launch.run(launch.heuristic())
-    assert rel_err(out, a, b) < 2e-3
+def test_tall_tile_is_timed_on_the_tma_kernel_where_n_leaves_wide_tiles_empty(device, staging, monkeypatch):
+    """The tuner times 256x128 (config_space.TUNED_TMA_ONLY) on the TMA kernel where N's last 256-wide column
+    would be at most half full (272), not where 128-wide tiles pad N as much (512), nor on the pointer kernel;
+    the key says which ('+t'), since N's bucket holds both kinds (640 and 700 share one)."""
+    tall = config_space.make_config(256, 128, 64, 4, 8)
+
+    def timed(N, path="tma"):
+        launch = Product(*operands(600, N, 64, torch.bfloat16, "NN", device), nan_out(600, N, torch.bfloat16, device),
+                         "native")
+        assert launch.path == path and (tall in launch.candidates()) == ("+t" in launch.cache_key())
+        return tall in launch.candidates()
+    assert timed(272) and timed(640) and not timed(700) and not timed(512)
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+    assert not timed(272, "pointer")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=str)
+def test_tma_kernel_stores_through_pointers_where_tma_cannot(dtype, device, staging):
+    """The TMA kernel writes out through its descriptor where out's rows are 16-byte aligned and row-major,
+    else through pointers (C_DESC false: a column-major view, rows of odd length, a base 2 bytes off),
+    into out itself with nothing staged; the key tells the two apart."""
+    precision = "ieee" if dtype == torch.float32 else "native"
+    launch = Product(*operands(40, 24, 32, dtype, "NN", device), nan_out(40, 24, dtype, device), precision)
+    assert launch.path == "tma" and launch.constants["C_DESC"] and "+c" not in launch.cache_key()
+    off = torch.full((40 * 24 + 8,), float("nan"), dtype=dtype, device=device)[1:1 + 40 * 24].view(40, 24)
+    for M, N, out in ((40, 24, nan_out(24, 40, dtype, device).T), (40, 23, nan_out(40, 23, dtype, device)),
+                      (40, 24, off)):
+        a, b = operands(M, N, 32, dtype, "NN", device)
+        launch = Product(a, b, out, precision)
+        assert launch.path == "tma" and not launch.constants["C_DESC"] and "+c" in launch.cache_key()
+        assert launch.staged == (N * dtype.itemsize % 16 != 0)  # B's rows as unaligned as C's: only B is copied
+        launch.run(launch.heuristic())
+        assert rel_err(out, a, b) < BOUND[dtype]
     x, w, bias = torch.randn(5, 33, device=device), torch.randn(7, 33, device=device), torch.randn(7, device=device)
     y = tritonmm.linear(x, w, bias, "gelu", input_precision="ieee")
     ref = linear_ref(x, w, bias, "gelu")
@@ -551,16 +587,20 @@ def test_path_rule():
     assert not plan.tma_path(hopper, 64, 64, 64, 0)  # small: the pointer kernel
     assert not plan.tma_path(hopper, 1, 4096, 14336, 0)  # decode: few tiles, split-K
     assert plan.tma_path(hopper, 128, 4096, 14336, 0)  # 128 tiles of 64x64: TMA, as measured
-    # 3000x3001x2999 bf16: staging A, B and C moves 108 MB for 27 G multiply-adds: worth it
-    assert plan.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999 + 3000 * 2999))
-    # 1023x1025x1027 is below TMA_MIN_MACS, but unaligned: 1.1 G multiply-adds for 12.6 MB of copies,
+    # 3000x3001x2999 bf16: staging A and B moves 72 MB for 27 G multiply-adds: worth it (C is stored through pointers)
+    assert plan.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999))
+    # 1023x1025x1027 is below TMA_MIN_MACS, but unaligned: 1.1 G multiply-adds for 8.4 MB of copies,
     # worth it in a CUDA graph; an eager call would spend longer launching the copies
-    staged = 2 * 2 * (1023 * 1027 + 1027 * 1025 + 1023 * 1025)
+    staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)
     assert plan.tma_path(hopper, 1023, 1025, 1027, staged, captured=True)
     assert not plan.tma_path(hopper, 1023, 1025, 1027, staged)
-    assert not plan.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257 + 255 * 257))
-    # 77x4099x2049 x @ W.T: the weight copy costs more than the product gains
-    assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * 2 * (4099 * 2049 + 77 * 4099))
+    assert not plan.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257), captured=True)  # few tiles
+    # 77x4099x2049 x @ W.T: 19 multiply-adds per byte the copies move, staged in a CUDA graph (session 12: 29.4
+    # against 30.2 us on the pointer kernel); eagerly below STAGE_EAGER_MIN_MACS
+    staged = 2 * 2 * (77 * 2049 + 2049 * 4099)
+    assert plan.tma_path(hopper, 77, 4099, 2049, staged, captured=True)
+    assert not plan.tma_path(hopper, 77, 4099, 2049, staged)
+    assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * staged, captured=True)  # 9.5 per byte
     # Mid-size: the pointer kernel eagerly (host-bound), the TMA kernel inside a CUDA graph
     assert not plan.tma_path(hopper, 1024, 1024, 1024, 0)
     assert plan.tma_path(hopper, 1024, 1024, 1024, 0, captured=True)
@@ -675,8 +715,8 @@ def test_gpu_decode_shapes_split_and_relaunch(shape, monkeypatch):
                                               (torch.float32, "ieee"), (torch.float32, "tf32x3")], ids=str)
 def test_gpu_staged_products_relaunch_with_their_copies(dtype, precision, staging, monkeypatch):
     """A staged product is planned once; later calls repeat its copies from the launch cache and
-    stay right on fresh inputs (unaligned A and B, a C that needs staging too; tf32x3's operands
-    split into TF32 parts)."""
+    stay right on fresh inputs (unaligned A and B, a C that TMA cannot write, stored through pointers;
+    tf32x3's operands split into TF32 parts)."""
     plans = []
     real = Product.__init__
     monkeypatch.setattr(Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
@@ -689,7 +729,7 @@ def test_gpu_staged_products_relaunch_with_their_copies(dtype, precision, stagin
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype, precision", [(torch.bfloat16, None), (torch.float32, "ieee")], ids=str)
+@pytest.mark.parametrize("dtype, precision", [(torch.bfloat16, None), (torch.float16, None)], ids=str)
 @pytest.mark.parametrize("shape", [(67, 45, 333), (67, 45, 3333)], ids=lambda s: "x".join(map(str, s)))
 def test_gpu_pointer_staged_products_relaunch_with_their_copies(shape, dtype, precision, monkeypatch):
     """A product staged for the pointer kernel (K padded) is planned once; later calls repeat its copies

@@ -3,7 +3,8 @@
 One JSON file, ``$TRITONMM_CACHE_DIR/tuning.json`` (default: ``$XDG_CACHE_HOME/tritonmm``,
 else ``~/.cache/tritonmm``). An entry's key names everything the best config depends on:
 the GPU, the Triton version, dtype, precision, kernel path, operand layout with the pointer kernel's
-read widths (``@A.B`` where narrower than 16 bytes), ``~graph`` for a plan only CUDA graphs run, and the
+read widths (``@A.B`` where narrower than 16 bytes), ``+c`` where the TMA kernel stores C through pointers,
+``+t`` where the tuner times the tall tile, ``~graph`` for a plan only CUDA graphs run, and the
 fused epilogue (bias kind and activation), and the shape bucket (each dimension rounded up to the next of
 2**k and 1.5 * 2**k, so nearby shapes share a tune).
 

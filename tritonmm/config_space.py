@@ -250,7 +250,10 @@ TMA_ONLY = {(64, 128, 128, 4, 4)}
 
 # Configs only the tuner gives, and only on the TMA kernel: 256x128 led only on tall products whose N leaves a
 # wider tile mostly empty (session 16, run 3) and lost where N is large, which the heuristic's rule (the largest
-# tile that fills the SMs) would give it (520x6144: 144 tiles against 120 of 128x256).
+# tile that fills the SMs) would give it (520x6144: 144 tiles against 120 of 128x256). The tuner is offered it
+# only where N's last 256-wide column of tiles is at most half full (tall_tile_serves): tuned L2-warm, it took
+# 4096^3 and ran it at 0.88x cuBLAS in the sweep's graph replay over rotated operands, where 128x256 had run
+# 0.98 (session 17, run 3; session 16's run 3: 0.95 against 1.01).
 TUNED_TMA_ONLY = {(256, 128, 64, 4, 8)}
 
 
@@ -266,6 +269,12 @@ def _tma_only(c: triton.Config) -> bool:
 def tuned_tma_only(c: triton.Config) -> bool:
     """Whether c is one of TUNED_TMA_ONLY: timed by the tuner on the TMA kernel, never the heuristic's pick."""
     return _key(c) in TUNED_TMA_ONLY
+
+
+def tall_tile_serves(N: int) -> bool:
+    """Whether 128-wide tiles cover N with less padding than 256-wide ones (N of 272: 384 against 512
+    columns; N of 400 or 4096: the same), where the tuner times TUNED_TMA_ONLY's tall tile."""
+    return triton.cdiv(N, 128) * 128 < triton.cdiv(N, 256) * 256
 
 
 # Split-K (kernels/gemm.py, pointer path): a product with fewer tiles than SMs leaves SMs idle,

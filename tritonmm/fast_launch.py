@@ -98,8 +98,9 @@ def _called(hook) -> bool:
 class Compiled:
     """One compiled kernel, its grid and every argument after the tensors, ready to relaunch.
     ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
-    relaunch re-points at its own A, B and C (Triton encodes the tensor maps at launch). They
-    are kept without their tensors: a cache entry must not keep a call's operands alive."""
+    relaunch re-points at its own A, B and C (C where it is stored through one; Triton encodes the
+    tensor maps at launch). They are kept without their tensors: a cache entry must not keep a call's
+    operands alive."""
 
     def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None):
         self.run = compiled_kernel.run  # a property: loads the module and function first
@@ -116,8 +117,8 @@ class Compiled:
         self.maps = tuple({} for _ in self.descriptors or ()) if direct else ()
 
     def _expanded(self, tensors: tuple) -> list:
-        """The C launcher's arguments for A, B and C: each descriptor's tensor map, shape and strides,
-        encoded once per address."""
+        """The C launcher's arguments for the tensors behind the descriptors (A's, B's, and C's where it has
+        one): each descriptor's tensor map, shape and strides, encoded once per address."""
         args = []
         for i, (maps, t) in enumerate(zip(self.maps, tensors)):
             address = t.data_ptr()
@@ -130,9 +131,9 @@ class Compiled:
         return args
 
     def __call__(self, tensors: tuple, stream) -> bool:
-        """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B, C first for
-        a TMA kernel, whose descriptors are re-pointed at them); False (nothing launched) if
-        this Triton refuses the direct call."""
+        """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B and C first for
+        a TMA kernel, whose descriptors are re-pointed at them: A's, B's, and C's where it has one); False
+        (nothing launched) if this Triton refuses the direct call."""
         hooks = triton.knobs.runtime
         enter, leave = hooks.launch_enter_hook, hooks.launch_exit_hook
         if self.direct is not None and not _called(enter) and not _called(leave):
@@ -145,7 +146,7 @@ class Compiled:
                 return False
             return True
         if self.descriptors is not None:
-            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[3:])
+            tensors = (*(_rebase(d, t) for d, t in zip(self.descriptors, tensors)), *tensors[len(self.descriptors):])
         args = tensors + self.rest
         # What JITFunction.run hands the launch hooks; with none to call nobody reads it, and building
         # it costs 1.6 us.

@@ -91,7 +91,7 @@ CAPTURED_TMA_DIVISOR = 8
 
 # Operands TMA cannot read (rows not 16-byte aligned: a bf16 row of 3001 elements) are copied
 # into aligned buffers when the product does at least this many multiply-adds per byte the
-# copies move (read and write of each staged operand, and of C when it is staged), as torch's
+# copies move (read and write of each staged operand), as torch's
 # pad_mm decides: only products that gain enough on the TMA kernel pay back the copies. Sessions 3-11
 # held 40, from the pointer kernel's ~110 TFLOP/s on unaligned rows at 3000x3001x2999; on thinner
 # products it runs far slower (22-80 TFLOP/s: session 12, runs 3-4). Session 12,
@@ -101,26 +101,44 @@ CAPTURED_TMA_DIVISOR = 8
 # the lowest measured, still ahead). Eagerly, STAGE_EAGER_MIN_MACS decides besides.
 STAGE_MIN_MACS_PER_BYTE = 16
 
-# Eagerly, a staged product pays three copies, their buffers and the product's launch on the host
-# (109 us a call in session 4; 184 us at 1023x1025x1027 and 269 us at 2047x2049x2051 against 21 and
-# 79 us of device time in graph replay, session 7, run 3): host-bound below the pointer kernel's time
+# Eagerly, a staged product pays its copies (one launch for both operands; until session 17 C's copy too),
+# their buffers and the product's launch on the host (109 us a call in session 4; 184 us at 1023x1025x1027
+# and 269 us at 2047x2049x2051 against 21 and 79 us of device time in graph replay, session 7, run 3,
+# with C staged; not measured since): host-bound below the pointer kernel's time
 # on unaligned rows (~110 TFLOP/s: 2047x2049x2051 in ~160 us, where torch.mm takes 165). So eager calls
 # stage only products of at least this many multiply-adds (4095x4097x1531 and 3000x3001x2999 ran
 # 1.78-2.38x torch.mm eagerly staged); inside a CUDA graph, the intensity rule alone decides.
 STAGE_EAGER_MIN_MACS = 2 ** 34
 
 # Products on the pointer kernel (few tiles, which split-K spreads; or under the TMA bar in a graph) whose
-# operands it reads at most this many bytes at a time (rows not 16-byte aligned, or a contiguous dim whose
+# 16-bit operands it reads at most this many bytes at a time (rows not 16-byte aligned, or a contiguous dim whose
 # size splits the masks: plan._load_bytes) run on K-major copies whose K is zero-padded to a multiple of 16
-# bytes, read 16 bytes at a time. 2-byte reads are no asynchronous copies, so the pipeline stalls on them.
+# bytes, read 16 bytes at a time. 2-byte reads are no asynchronous copies (cp.async moves 4, 8 or 16 bytes:
+# ASYNC_COPY_MIN_BYTES), so the pipeline stalls on them, and they are staged always.
 # Session 15, run 2 (notes/experiments/pointer_staging_ab.py, bf16, graph replay, operands rotated past the
 # L2, x torch.mm, off / on): with 2-byte reads 333x138x2569 x @ W.T 0.47 / 0.93, 64x1000x3001 0.46 / 0.99,
 # 110x2068x1253 0.94 / 1.09, and unseen 257x515x1031 0.67 / 1.32, 500x250x777 (A transposed) 0.93 / 1.30,
-# 2000x100x999 0.97 / 1.07. With 4-byte reads it went both ways: 130x520x6002 0.65 / 0.81, but 48x4100x2050
-# 0.90 / 0.70 (copying a 16.8 MB weight for 12 multiply-adds a byte), so 4-byte reads are left as they are.
-# Eagerly, STAGE_EAGER_MIN_MACS decides besides (a copy's launch is host time). Memory: a copy of A and of B,
-# rows padded, for the call. 0: never.
-POINTER_STAGE_MAX_LOAD_BYTES = 2
+# 2000x100x999 0.97 / 1.07. 4-byte reads are staged where the copies pay (POINTER_STAGE_MIN_MACS_PER_BYTE,
+# POINTER_STAGE_SMALL_BYTES). Eagerly, STAGE_EAGER_MIN_MACS decides besides (a copy's launch is host time).
+# Memory: a copy of A and of B, rows padded, for the call. 0: never.
+POINTER_STAGE_MAX_LOAD_BYTES = 4
+ASYNC_COPY_MIN_BYTES = 4
+
+# 4-byte reads are staged where the product does at least this many multiply-adds per byte the copies move
+# (read and write of each staged operand), or where the copies move at most POINTER_STAGE_SMALL_BYTES.
+# Session 17, run 1 (notes/experiments/stage_breakdown.py, bf16, graph replay, operands rotated past the L2,
+# cold tuning, x torch.mm; 2-byte reads staged only / 4-byte too; multiply-adds per staged byte, copies):
+# 93x529x6074 x @ W.T 0.58 / 0.95 (20 per byte, 15.1 MB), 130x520x6002 x @ W.T 0.66 / 0.92 (26, 15.6 MB),
+# 2000x90x1506 x @ W.T 0.76 / 0.82 (22, 12.6 MB), 300x214x3000 0.41 / 0.89 (75: B alone, 2.6 MB), 512x382x1030
+# 0.76 / 1.01 (55, 3.7 MB); but 48x4100x2050 x @ W.T 0.89 / 0.70 (12 per byte: the copies of a 16.8 MB weight took
+# 14.1 us, the product on the caller's operands 17.1).
+POINTER_STAGE_MIN_MACS_PER_BYTE = 16
+
+# Copies of at most this many bytes cost about a launch (copy_kernel in session 17, run 1: 2.4 us for 0.5 MB,
+# 3.3-3.4 us for 2.6-3.7 MB, 6.9 us for 12.6 MB), and the pointer kernel's 4-byte reads cost more than that
+# already: 97x70x786 x @ W.T (10 multiply-adds per staged byte, 0.5 MB) ran 0.30 / 0.66x torch.mm unstaged /
+# staged, its product 14.4 / 5.5 us.
+POINTER_STAGE_SMALL_BYTES = 2 ** 22
 
 
 def _tma_source(t: torch.Tensor):
@@ -177,10 +195,10 @@ def capturing(t: torch.Tensor) -> bool:
     return t.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
-def _c_staged_bytes(c: torch.Tensor) -> int:
-    """What staging C moves (written to an aligned buffer, copied into c), 0 where the TMA store
-    can write c as it is: row-major (the kernel's store) with 16-byte aligned rows."""
-    return 0 if _tma_source(c) is not None and c.stride(1) == 1 else 2 * c.numel() * c.element_size()
+def _c_descriptor(c: torch.Tensor) -> bool:
+    """Whether the TMA kernel stores c through a tensor descriptor: row-major (the kernel's store) with
+    16-byte aligned rows; else through pointers (kernels/gemm_tma.py, C_DESC)."""
+    return _tma_source(c) is not None and c.stride(1) == 1
 
 
 # Staged buffers' rows are padded to a multiple of this many elements: 16 bytes or more, as TMA needs,
@@ -430,8 +448,8 @@ class Product:
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
                  captured=None):
         self.traced = validation.traced(a)
-        # The caller's operands: what the one-row kernel reads (and self.out it writes). The others
-        # read self.a, self.b and write self.c, staged copies where the path needs them.
+        # The caller's operands: what the one-row kernel reads. The others read self.a, self.b (staged
+        # copies where the path needs them); every kernel writes self.out.
         self.given = (a, b)
         # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
         self.captured = (not self.traced and capturing(a)) if captured is None else captured
@@ -453,14 +471,14 @@ class Product:
         self.bias, self.out = bias, c
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
         self.bias_strides = bias.expand(self.M, self.N).stride() if bias is not None else (0, 0)
-        # Copies made before the kernel: a function per operand (None: read as it is), and whether
-        # C goes through an aligned buffer. A relaunch of this product repeats them (_relaunch).
-        self.stagers, self.stage_c = [None, None], False
+        # Copies made before the kernel: a function per operand (None: read as it is). A relaunch of
+        # this product repeats them (_relaunch).
+        self.stagers = [None, None]
         # tf32x3 on the TMA kernel splits the operands into TF32 parts once, before it runs
         # (kernels/gemm_tma.py, PRESPLIT), instead of every tile as it is loaded, where the
         # product is large enough to pay for the split copies (TF32X3_SPLIT_MIN_MACS_PER_BYTE).
         self.presplit = precision == "tf32x3" and self._tma_candidate() and \
-            tma_path(self.facts, self.M, self.N, self.K, _c_staged_bytes(c), self.captured) and \
+            tma_path(self.facts, self.M, self.N, self.K, 0, self.captured) and \
             self.M * self.N * self.K >= TF32X3_SPLIT_MIN_MACS_PER_BYTE * 12 * (self.M + self.N) * self.K
         if self.presplit:
             self.stagers = [_split_a, _split_b]
@@ -469,7 +487,7 @@ class Product:
                 and not self.batched:
             self.stagers = _k_major_stagers(a, b)
         a, b = _stage(self.stagers, a, b, self.traced)
-        self.a, self.b, self.c = a, b, c  # c: where the kernel writes (a staged buffer, or out)
+        self.a, self.b = a, b
         self.path, self.kernel = "pointer", gemm_kernel
         # Whether this plan is one only a CUDA graph runs: captured, and on the TMA kernel or staged
         # operands where an eager call of the same product would not be (graph_only).
@@ -491,18 +509,23 @@ class Product:
     def _pointer_stagers(self, captured: bool) -> list:
         """The copies that let the pointer kernel read the caller's operands 16 bytes at a time
         (POINTER_STAGE_MAX_LOAD_BYTES): K-major, K zero-padded to 16 bytes (then both operands, so their
-        K agree); [None, None] where the rule does not stage. Unbatched products of real tensors with more
-        than one row (one row is the one-row kernel's, which reads the caller's operands); not FP8 (not
-        measured; on Hopper its operands are staged K-major already)."""
+        K agree); [None, None] where the rule does not stage. Unbatched products of real 16-bit tensors with
+        more than one row (one row is the one-row kernel's, which reads the caller's operands); not float32
+        or FP8 (not measured; on Hopper TF32 and FP8 operands are staged K-major already)."""
         a, b = self.given
-        if self.batched or self.traced or self.M < TMA_MIN_ROWS or a.dtype in validation.FP8_DTYPES or \
+        if self.batched or self.traced or self.M < TMA_MIN_ROWS or a.element_size() != 2 or \
                 not (captured or self.M * self.N * self.K >= STAGE_EAGER_MIN_MACS):
             return [None, None]
         widths = [_load_bytes(t, _vec_hint(t)) for t in (a, b)]
         if min(widths) > POINTER_STAGE_MAX_LOAD_BYTES:
             return [None, None]
         pad = _padded_k(self.K, a) != self.K
-        return [_padded_a_copy if pad or widths[0] < 16 else None, _padded_b_copy if pad or widths[1] < 16 else None]
+        stagers = [_padded_a_copy if pad or widths[0] < 16 else None, _padded_b_copy if pad or widths[1] < 16 else None]
+        if min(widths) >= ASYNC_COPY_MIN_BYTES:  # asynchronous reads: staged only where the copies pay
+            moved = sum(2 * t.numel() * t.element_size() for t, s in zip((a, b), stagers) if s)
+            if moved > POINTER_STAGE_SMALL_BYTES and self.M * self.N * self.K < POINTER_STAGE_MIN_MACS_PER_BYTE * moved:
+                return [None, None]
+        return stagers
 
     def _pointer_args(self, a, b, c) -> tuple:
         """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views. An
@@ -516,9 +539,8 @@ class Product:
                 *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
 
     def _staged_bytes(self) -> int:
-        """What the copies that let TMA read this product's operands and write C would move."""
-        return _c_staged_bytes(self.c) + sum(2 * t.numel() * t.element_size() for t in (self.a, self.b)
-                                             if _tma_source(t) is None)
+        """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
+        return sum(2 * t.numel() * t.element_size() for t in (self.a, self.b) if _tma_source(t) is None)
 
     @property
     def differs_when_captured(self) -> bool:
@@ -536,12 +558,11 @@ class Product:
 
     def _try_tma(self):
         """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
-        aligned copy (the caller's tensors are only read), C into an aligned buffer copied into
-        out after the kernel. Staged buffers live for the call: memory of up to A, B and C again
-        (tf32x3's split operands: twice A and B), each row padded to ROW_PAD elements."""
-        a, b, c = self.a, self.b, self.c
+        aligned copy (the caller's tensors are only read); a C that TMA cannot write is stored through
+        pointers. Staged buffers live for the call: memory of up to A and B again (tf32x3's split
+        operands: twice A and B), each row padded to ROW_PAD elements."""
+        a, b, c = self.a, self.b, self.out
         sources = [_tma_source(t) for t in (a, b)]
-        c_bytes = _c_staged_bytes(c)
         staged_bytes = self._staged_bytes()
         if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured):
             return
@@ -550,25 +571,25 @@ class Product:
         copies = [_aligned_copy if source is None else None for source in sources]
         a, b = _stage(copies, a, b)
         self.stagers = [new or old for new, old in zip(copies, self.stagers)]
-        if c_bytes:
-            self.stage_c, c = True, _aligned_empty(self.M, self.N, c)
-        self.a, self.b, self.c = a, b, c
+        self.a, self.b = a, b
         (_, a_t), (_, b_t) = _tma_source(a), _tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
+        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
+                              C_DESC=_c_descriptor(c))
         self.args = self._tma_args(a, b, c, self.bias, *self.scales)
-        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit)
 
     def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
         """The TMA kernel's arguments for C = A @ B (C's rows: M). Placeholder descriptor blocks;
         fit_descriptors sets each config's tile before launch."""
-        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b, c)]
-        return (*descs, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides)
+        descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b)]
+        c_arg = TensorDescriptor.from_tensor(c, [16, 16]) if self.constants["C_DESC"] else c
+        return (*descs, c_arg, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides, *c.stride())
 
     @property
     def staged(self) -> bool:
-        """Whether operands or C are copied for this product (its memory cost: those copies), under
-        every config but the one-row kernel's, which reads and writes the caller's tensors."""
-        return any(self.stagers) or self.stage_c
+        """Whether operands are copied for this product (its memory cost: those copies), under
+        every config but the one-row kernel's, which reads the caller's tensors."""
+        return any(self.stagers)
 
     @property
     def can_split(self) -> bool:
@@ -608,7 +629,7 @@ class Product:
         """The TMA kernel's launch over rows [r0, r1) of the product under cfg, with descriptors of its own."""
         tile = config_space.kernel_params(cfg)
         return (gemm_tma_kernel, self.grid(tile, rows=r1 - r0),
-                self._tma_args(*row_views(r0, r1, self.a, self.b, self.c, self.bias, *self.scales)),
+                self._tma_args(*row_views(r0, r1, self.a, self.b, self.out, self.bias, *self.scales)),
                 dict(self.constants, **tile), dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
 
     def _epilogue(self) -> dict:
@@ -643,13 +664,13 @@ class Product:
                       VEC_C=_vec_hint(ws)),
                  options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
-                  (ws, self.c, self.bias, *self.scales, self.M, self.N, *self.c.stride(), *self.bias_strides),
+                  (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
                   dict(num_warps=4))
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
-        """Launches under ``cfg``, then copies a staged C into out; returns the launches as
+        """Launches under ``cfg``; returns the launches as
         (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
         launched = []
         for step in self.steps(cfg):
@@ -657,8 +678,6 @@ class Product:
             if kernel is gemm_tma_kernel:
                 fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
             launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **options), step))
-        if self.c is not self.out and not config_space.is_gemv(cfg):
-            copy(self.c, self.out, self.traced)
         return launched
 
     def compiled(self, launched):
@@ -671,7 +690,7 @@ class Product:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
             # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
             tensors = 5 if kernel is split_k_reduce_kernel else 6
-            descriptors = args[:3] if kernel is gemm_tma_kernel else None
+            descriptors = args[:2 + constants["C_DESC"]] if kernel is gemm_tma_kernel else None
             launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
                                                  descriptors))
         return launches
@@ -702,10 +721,11 @@ class Product:
         return self.given[1].stride(-2) == 1
 
     def candidates(self) -> list:
-        """The configs tuning times: the family's space (its TMA-only tiles on that kernel only; its narrow
-        tiles for products of few tiles), pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants
-        where they apply, and for one-row products the one-row kernel's configs."""
-        kept, _ = self.prune([c for c in self.space() if self.path == "tma" or not config_space.tuned_tma_only(c)])
+        """The configs tuning times: the family's space (its TMA-only tiles on that kernel only, the tall one
+        where N leaves a wide tile's last column mostly empty; its narrow tiles for products of few tiles),
+        pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants where they apply, and for one-row
+        products the one-row kernel's configs."""
+        kept, _ = self.prune([c for c in self.space() if self._tall_offered or not config_space.tuned_tma_only(c)])
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
         kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
                                                _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
@@ -742,10 +762,19 @@ class Product:
 
     @property
     def _key_layout(self) -> str:
-        """The operands' layout as keys spell it: with the pointer kernel's read widths (loads), and '~graph'
-        for a plan only CUDA graphs run (graph_only): tuned for graph replay alone (tuning.rank), it keys apart
-        from eager products of the same path and layout, which pay each launch's host time."""
-        return self.layout + self.loads + ("~graph" if self.graph_only else "")
+        """The operands' layout as keys spell it: with the pointer kernel's read widths (loads), '+c' where the
+        TMA kernel stores C through pointers (C_DESC), '+t' where the tuner times the tall tile, and '~graph'
+        for a plan only CUDA graphs run
+        (graph_only): tuned for graph replay alone (tuning.rank), it keys apart from eager products of the
+        same path and layout, which pay each launch's host time."""
+        return self.layout + self.loads + ("" if self.constants.get("C_DESC", True) else "+c") + \
+            ("+t" if self._tall_offered else "") + ("~graph" if self.graph_only else "")
+
+    @property
+    def _tall_offered(self) -> bool:
+        """Whether candidates() holds the tall tile (config_space.tall_tile_serves: decided by the exact N,
+        which the key's N bucket does not tell apart)."""
+        return self.path == "tma" and config_space.tall_tile_serves(_hint(self.N))
 
     @property
     def loads(self) -> str:
@@ -816,7 +845,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         rows = launch.row_ranges(cfg)
         workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
         staged = launch.staged and not config_space.is_gemv(cfg)
-        stage = (tuple(launch.stagers), launch.stage_c) if staged else None
+        stage = tuple(launch.stagers) if staged else None
         index = device.index(a.device) if a.device.type == "cuda" else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows,
                                             index))
@@ -842,8 +871,8 @@ def _runs_opaque(a, b) -> bool:
     the graph runs: where product(a, b) on real tensors like these would take the TMA path
     (tma_path), or could split K over few tiles (split_for; split-K's second launch and workspace
     are the planner's). Read from strides and storage offsets, which fake tensors have; sizes as
-    their example values under dynamic shapes (the choice only moves speed). C is a new (M, N)
-    tensor, staged when its rows are not 16-byte aligned."""
+    their example values under dynamic shapes (the choice only moves speed). C, a new (M, N)
+    tensor, is never staged (the TMA kernel stores rows it cannot write through pointers)."""
     def staged_bytes(t):
         size = t.element_size()
         row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
@@ -855,8 +884,7 @@ def _runs_opaque(a, b) -> bool:
     facts = device.facts(a.device)
     if _few_tiles(facts, M, N):
         return config_space.split_for(triton.cdiv(M, 64) * triton.cdiv(N, 64), triton.cdiv(K, 64), facts.num_sms) > 1
-    c_bytes = 0 if N * a.element_size() % 16 == 0 else 2 * M * N * a.element_size()
-    return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b) + c_bytes)
+    return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
 
 
 class _Relaunch(NamedTuple):
@@ -864,7 +892,7 @@ class _Relaunch(NamedTuple):
     launches: tuple
     workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
-    stage: tuple | None  # ((stager of a, stager of b), whether C is staged), as Product made them
+    stage: tuple | None  # (stager of a, stager of b), as Product made them
     rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
     index: int | None = None  # the operands' CUDA device (None: not a CUDA device)
 
@@ -891,7 +919,8 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
             None if scale_a is None else _facts(scale_a), None if scale_b is None else _facts(scale_b),
             out_dtype, activation, precision, on.type == "cuda" and torch.cuda.is_current_stream_capturing(),
             TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
-            STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, POINTER_STAGE_MAX_LOAD_BYTES, tuning.generation)
+            STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, POINTER_STAGE_MAX_LOAD_BYTES,
+            POINTER_STAGE_MIN_MACS_PER_BYTE, POINTER_STAGE_SMALL_BYTES, ASYNC_COPY_MIN_BYTES, tuning.generation)
 
 
 def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
@@ -935,9 +964,7 @@ def _launch_entry(known, a, b, out, bias, scales, index):
     stream = fast_launch.current_stream(index)
     c = out
     if known.stage is not None:
-        stagers, stage_c = known.stage
-        a, b = _stage(stagers, a, b)
-        c = _aligned_empty(*out.shape, out) if stage_c else out
+        a, b = _stage(known.stage, a, b)
     if known.rows is not None:
         done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
                    for launch, (r0, r1) in zip(known.launches, known.rows))
@@ -947,8 +974,6 @@ def _launch_entry(known, a, b, out, bias, scales, index):
         ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
         first, second = known.launches
         done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
-    if done and c is not out:
-        copy(c, out)
     return out if done else None
 
 

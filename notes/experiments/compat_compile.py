@@ -14,7 +14,8 @@ asks for; for every kernel, registers and stack (spills) a thread, read from the
 
 Cases: gemm_kernel (bf16, 128x128x64, 4 stages, 8 warps) with no hints (16-byte aligned operands) and
 with VEC_A=1 / VEC_B=4 (unaligned rows), each with SPLIT_K 1 and 2, and the unaligned operands without
-hints as a control; gemm_tma_kernel (bf16 x @ W.T, 128x256x64, 8 warps, 4 stages; and tf32x3 PRESPLIT
+hints as a control; gemm_tma_kernel (bf16 x @ W.T, 128x256x64, 8 warps, 4 stages, C through its descriptor
+and through pointers; and tf32x3 PRESPLIT
 128x128x32, 3 stages); split_k_reduce_kernel; gemv_kernel (M = 1, x @ W.T); copy_kernel (transposing
 copy, a pair of copies, the TF32 split, a padded K-major pair).
 
@@ -168,9 +169,10 @@ def gemm_case(aligned: bool, split: int, hints: bool = True):
     return gemm_kernel, args, dict(num_warps=8, num_stages=4)
 
 
-def tma_case(presplit: bool):
+def tma_case(presplit: bool, c_desc: bool = True):
     """gemm_tma_kernel as plan.Product._tma_args / fit_descriptors launch it: bf16 x @ W.T (B a transposed
-    view: B_TRANS) at 4096^3, 128x256x64; or tf32x3 on split operands (PRESPLIT), 128x128x32."""
+    view: B_TRANS) at 4096^3, 128x256x64, C through its descriptor or (c_desc false: rows of 4097 elements,
+    as an odd N leaves them) through pointers; or tf32x3 on split operands (PRESPLIT), 128x128x32."""
     M = N = K = 4096
     if presplit:
         BM, BN, BK, stages = 128, 128, 32, 3
@@ -184,10 +186,15 @@ def tma_case(presplit: bool):
         bt = torch.empty(N, K, dtype=torch.bfloat16)  # W (N, K): B = W.T
         c = torch.empty(M, N, dtype=torch.bfloat16)
         precision = "tf32"
-    descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a, bt, c)]
-    descs[0].block_shape, descs[1].block_shape, descs[2].block_shape = [BM, BK], [BN, BK], [BM, BN // 2]
-    args = dict(a_desc=descs[0], b_desc=descs[1], c_desc=descs[2], bias_ptr=None, scale_a_ptr=None,
-                scale_b_ptr=None, M=M, N=N, K=K, stride_bias_m=0, stride_bias_n=0,
+    if not c_desc:
+        c = torch.empty(M, N + 1, dtype=c.dtype)[:, :N]
+    descs = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (a, bt, c)[:2 + c_desc]]
+    descs[0].block_shape, descs[1].block_shape = [BM, BK], [BN, BK]
+    if c_desc:
+        descs[2].block_shape = [BM, BN // 2]
+    args = dict(a_desc=descs[0], b_desc=descs[1], c=descs[2] if c_desc else c, bias_ptr=None, scale_a_ptr=None,
+                scale_b_ptr=None, M=M, N=N, K=K, stride_bias_m=0, stride_bias_n=0, stride_cm=c.stride(0),
+                stride_cn=c.stride(1), C_DESC=c_desc,
                 BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, A_TRANS=False, B_TRANS=True, BIAS="none",
                 ACTIVATION="none", SCALE_A="none", SCALE_B="none", INPUT_PRECISION=precision, UPCAST=False,
                 NUM_SMS=132, PRESPLIT=presplit)
@@ -252,6 +259,7 @@ CASES = [
     ("gemm_kernel VEC_A=1 VEC_B=4, SPLIT_K 2", lambda: gemm_case(False, 2), True),
     ("gemm_kernel unaligned, no hints (control)", lambda: gemm_case(False, 1, hints=False), True),
     ("gemm_tma_kernel bf16 B_TRANS", lambda: tma_case(False), True),
+    ("gemm_tma_kernel bf16 B_TRANS, C through pointers", lambda: tma_case(False, c_desc=False), True),
     ("gemm_tma_kernel fp32 PRESPLIT", lambda: tma_case(True), True),
     ("split_k_reduce_kernel SPLIT_K 2", split_k_case, False),
     ("gemv_kernel M=1 bias+silu", gemv_case, False),

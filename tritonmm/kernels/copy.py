@@ -3,7 +3,7 @@
 Each program moves one BLOCK x BLOCK tile. Source and destination strides are free, so one
 kernel makes a transposing copy (y is a transposed view of a new buffer: K-major TF32, tf32x3
 and FP8 operands) and a plain one into a buffer with padded rows (operands TMA cannot read as
-they are, and C back into out). Where the two orders differ the compiler stages the tile
+they are). Where the two orders differ the compiler stages the tile
 through shared memory, so both the reads and the writes are coalesced.
 
 With SPLIT_TF32, x (float32) is written as two TF32 parts, y the high part and lo the

@@ -1,12 +1,17 @@
 """The TMA block program: C = A @ B (scaled, + bias, activation) through tensor descriptors, persistent.
 
-The same tiled algorithm as gemm.py, but A, B and C move through TMA tensor descriptors
-(Hopper's bulk tensor copy engine), and one program per SM walks many tiles, so tile n+1's
-loads overlap tile n's epilogue. TMA zero-fills out-of-bounds reads and clips out-of-bounds
-writes, so nothing is masked; it needs 16-byte aligned rows instead, which the planner checks
-before choosing this path. C leaves in two BLOCK_N/2 halves: the store stages C in shared
-memory, and half the staging buffer leaves room for a deeper pipeline (128x256 fp16 tiles get
-4 stages instead of 3).
+The same tiled algorithm as gemm.py, but A, B and (where it can, C_DESC below) C move through TMA
+tensor descriptors (Hopper's bulk tensor copy engine), and one program per SM walks many tiles, so
+tile n+1's loads overlap tile n's epilogue. TMA zero-fills out-of-bounds reads and clips
+out-of-bounds writes, so nothing is masked; it needs 16-byte aligned rows instead, which the
+planner checks (staging operands that lack them) before choosing this path. C leaves in two
+BLOCK_N/2 halves: the store stages C in shared memory, and half the staging buffer leaves room
+for a deeper pipeline (128x256 fp16 tiles get 4 stages instead of 3).
+
+C_DESC false: C's rows are not 16-byte aligned (N odd, say) or C is a transposed view, which TMA
+cannot write, and c is C's pointer: each tile is stored through pointers, masked at the edges, in
+place of staging C in an aligned buffer and copying it out after the kernel (a launch and C's
+bytes twice: 1023x1025x1027 bf16 spent 9.1 us in copies to the kernel's 8.3, session 17 run 1).
 
 PRESPLIT (float32 in tf32x3): A and B arrive split into TF32 high parts and remainders
 (kernels/copy.py), stacked in one K-major buffer each: rows [0, M) of A's hold the high parts,
@@ -28,11 +33,12 @@ from .tiles import epilogue, tile_coords
 
 @triton.jit
 def gemm_tma_kernel(
-    a_desc, b_desc, c_desc, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n,
+    a_desc, b_desc, c, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
+    C_DESC: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
@@ -66,9 +72,14 @@ def gemm_tma_kernel(
         offs_n = off_n + tl.arange(0, BLOCK_N)
         acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
                        BIAS, ACTIVATION, SCALE_A, SCALE_B)
-        left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-        c_desc.store([off_m, off_n], left.to(c_desc.dtype))
-        c_desc.store([off_m, off_n + BLOCK_N // 2], right.to(c_desc.dtype))
+        if C_DESC:
+            left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+            c.store([off_m, off_n], left.to(c.dtype))
+            c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
+        else:
+            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            c_ptrs = c + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :].to(tl.int64) * stride_cn
+            tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
 
 
 def fit_descriptors(nargs: dict) -> None:
@@ -76,4 +87,5 @@ def fit_descriptors(nargs: dict) -> None:
     BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
     nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
     nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]
-    nargs["c_desc"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves
+    if nargs["C_DESC"]:
+        nargs["c"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves
