@@ -53,33 +53,22 @@ class _Recording:
         self.calls.append(args)
 
 
-def test_tma_relaunch_passes_every_tensor_after_the_descriptors(monkeypatch):
-    """The descriptors of A, B and C are re-pointed; bias and FP8 scales follow them in order."""
+@pytest.mark.parametrize("descriptors", [3, 2], ids=["C descriptor", "C pointer"])
+def test_tma_relaunch_passes_every_tensor_after_the_descriptors(descriptors, monkeypatch):
+    """The descriptors of A, B and C (C's where the kernel stores through one; C_DESC false leaves two) are
+    re-pointed; a C without one passes as it is, and bias and FP8 scales follow in order."""
     from triton.tools.tensor_descriptor import TensorDescriptor
     monkeypatch.setitem(fast_launch._state, "enabled", True)
     x = torch.randn(32, 32)
     kernel = _Recording()
-    compiled = fast_launch.Compiled(kernel, (4,), ("M", "N"), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])] * 3)
-    tensors = (torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 32), "bias", "scale_a", "scale_b")
-    assert compiled(tensors, 0)
-    args = kernel.calls[0][9:]  # after grid (3), stream, function, metadata, launch metadata, enter and exit hooks
-    assert [d.base for d in args[:3]] == list(tensors[:3])
-    assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
-
-
-def test_tma_relaunch_passes_a_c_without_descriptor_as_it_is(monkeypatch):
-    """A TMA kernel that stores C through pointers (C_DESC false) has two descriptors: A's and B's are
-    re-pointed, C and the rest pass as they are."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-    monkeypatch.setitem(fast_launch._state, "enabled", True)
-    x = torch.randn(32, 32)
-    kernel = _Recording()
-    compiled = fast_launch.Compiled(kernel, (4,), ("M",), descriptors=[TensorDescriptor.from_tensor(x, [16, 16])] * 2)
+    compiled = fast_launch.Compiled(kernel, (4,), ("M", "N"),
+                                    descriptors=[TensorDescriptor.from_tensor(x, [16, 16])] * descriptors)
     tensors = (torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 31), "bias", "scale_a", "scale_b")
     assert compiled(tensors, 0)
-    args = kernel.calls[0][9:]
-    assert [d.base for d in args[:2]] == list(tensors[:2]) and args[2] is tensors[2]
-    assert args[3:] == ("bias", "scale_a", "scale_b", "M")
+    args = kernel.calls[0][9:]  # after grid (3), stream, function, metadata, launch metadata, enter and exit hooks
+    assert [d.base for d in args[:descriptors]] == list(tensors[:descriptors])
+    assert all(arg is t for arg, t in zip(args[descriptors:3], tensors[descriptors:3]))
+    assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
 
 
 def _launcher_36(c_launch, descriptors=0, meta=None):

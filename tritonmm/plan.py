@@ -195,6 +195,11 @@ def capturing(t: torch.Tensor) -> bool:
     return t.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
+def _copy_bytes(t: torch.Tensor) -> int:
+    """Bytes a staging copy of t moves: each element read and written once (padding aside)."""
+    return 2 * t.numel() * t.element_size()
+
+
 def _c_descriptor(c: torch.Tensor) -> bool:
     """Whether the TMA kernel stores c through a tensor descriptor: row-major (the kernel's store) with
     16-byte aligned rows; else through pointers (kernels/gemm_tma.py, C_DESC)."""
@@ -522,7 +527,7 @@ class Product:
         pad = _padded_k(self.K, a) != self.K
         stagers = [_padded_a_copy if pad or widths[0] < 16 else None, _padded_b_copy if pad or widths[1] < 16 else None]
         if min(widths) >= ASYNC_COPY_MIN_BYTES:  # asynchronous reads: staged only where the copies pay
-            moved = sum(2 * t.numel() * t.element_size() for t, s in zip((a, b), stagers) if s)
+            moved = sum(_copy_bytes(t) for t, s in zip((a, b), stagers) if s)
             if moved > POINTER_STAGE_SMALL_BYTES and self.M * self.N * self.K < POINTER_STAGE_MIN_MACS_PER_BYTE * moved:
                 return [None, None]
         return stagers
@@ -540,7 +545,7 @@ class Product:
 
     def _staged_bytes(self) -> int:
         """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
-        return sum(2 * t.numel() * t.element_size() for t in (self.a, self.b) if _tma_source(t) is None)
+        return sum(_copy_bytes(t) for t in (self.a, self.b) if _tma_source(t) is None)
 
     @property
     def differs_when_captured(self) -> bool:
@@ -764,9 +769,8 @@ class Product:
     def _key_layout(self) -> str:
         """The operands' layout as keys spell it: with the pointer kernel's read widths (loads), '+c' where the
         TMA kernel stores C through pointers (C_DESC), '+t' where the tuner times the tall tile, and '~graph'
-        for a plan only CUDA graphs run
-        (graph_only): tuned for graph replay alone (tuning.rank), it keys apart from eager products of the
-        same path and layout, which pay each launch's host time."""
+        for a plan only CUDA graphs run (graph_only): tuned for graph replay alone (tuning.rank), it keys apart
+        from eager products of the same path and layout, which pay each launch's host time."""
         return self.layout + self.loads + ("" if self.constants.get("C_DESC", True) else "+c") + \
             ("+t" if self._tall_offered else "") + ("~graph" if self.graph_only else "")
 
@@ -962,18 +966,17 @@ def _relaunch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
 def _launch_entry(known, a, b, out, bias, scales, index):
     """_relaunch's launches, on the current device (the operands'), into out; out, or None if refused."""
     stream = fast_launch.current_stream(index)
-    c = out
     if known.stage is not None:
         a, b = _stage(known.stage, a, b)
     if known.rows is not None:
-        done = all(launch(row_views(r0, r1, a, b, c, bias, *scales), stream)
+        done = all(launch(row_views(r0, r1, a, b, out, bias, *scales), stream)
                    for launch, (r0, r1) in zip(known.launches, known.rows))
     elif known.workspace is None:
-        done = known.launches[0]((a, b, c, bias, *scales), stream)
+        done = known.launches[0]((a, b, out, bias, *scales), stream)
     else:
         ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
         first, second = known.launches
-        done = first((a, b, ws, None, None, None), stream) and second((ws, c, bias, *scales), stream)
+        done = first((a, b, ws, None, None, None), stream) and second((ws, out, bias, *scales), stream)
     return out if done else None
 
 
