@@ -45,6 +45,5 @@ def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None) -> tupl
     kw = cfg.kwargs
     path = "one-row" if kw["BLOCK_M"] == 1 else path  # kernels/gemv.py, on the pointer path
     text = (f"{path} {kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"
-            + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else "")
-            + {0: "", 1: " +tail", 2: " +split-tail"}[kw.get("TAIL", 0)])
+            + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else "") + (" +tail" if kw.get("TAIL") else ""))
     return text, (kw["BLOCK_M"], kw["BLOCK_N"])

@@ -2,7 +2,6 @@
 and the launch cache the public ops consult before their checks."""
 import pytest
 import torch
-import triton
 from conftest import HAS_GPU, every_product_on_tma, every_product_staged_for_pointer, rel_err
 
 import tritonmm
@@ -579,91 +578,6 @@ def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
         ref = plan.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
                                       bias.bfloat16().double(), "none")
         assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
-
-
-def _split_tail_shape(sms):
-    """M x 256 x 1100 with one wave of 128x128 tiles and 6 over: the 6 split over K into 4 slices of 18 K steps."""
-    return 128 * (sms // 2 + 3) - 37, 256, 1100
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
-def test_gpu_split_tail(layout, dtype, staging, monkeypatch, tmp_path):
-    """A TAIL_SPLIT config runs the whole waves' tiles whole and the last wave's as slices of K, added up in a
-    second launch, planned and then relaunched from the cache (with a workspace of its own each call)."""
-    from tritonmm import tuning
-    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
-    sms = devices.facts(torch.device("cuda")).num_sms
-    M, N, K = _split_tail_shape(sms)
-    a, b = operands(M, N, K, dtype, layout, "cuda")
-    out = nan_out(M, N, dtype, "cuda")
-    cfg = config_space.make_config(128, 128, 64, 5, 4, TAIL=config_space.TAIL_SPLIT)
-    launch = Product(a, b, out, "native")
-    assert launch.path == "tma" and launch.split_tail(cfg) == (sms, 4) and launch.launches(cfg) == 2
-    assert launch.workspace(cfg) == (6 * 4, 128 * 128)
-    tuning._remember(launch.tuning_key, cfg)
-    try:
-        for _ in range(2):  # planned, then relaunched
-            out.fill_(float("nan"))
-            tritonmm.mm(a, b, out=out)
-            assert rel_err(out, a, b) < BOUND[dtype]
-    finally:
-        tuning.forget()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("bias_kind", ["row", "column", "matrix"])
-def test_gpu_split_tail_epilogues(bias_kind, staging):
-    """The split tail's second pass applies the epilogue (bias, activation, FP8 scales) to the tiles it adds
-    up, the TMA kernel to the whole ones; C through its descriptor and through pointers (odd N)."""
-    sms = devices.facts(torch.device("cuda")).num_sms
-    M, N, K = _split_tail_shape(sms)
-    cfg = config_space.make_config(128, 128, 64, 5, 4, TAIL=config_space.TAIL_SPLIT)
-    for n in (N, N - 3):
-        bias = {"row": torch.randn(n), "column": torch.randn(M, 1), "matrix": torch.randn(M, n)}[bias_kind].cuda()
-        a, b = operands(M, n, K, torch.float16, "NT", "cuda")
-        out = nan_out(M, n, torch.float16, "cuda")
-        launch = Product(a, b, out, "native", bias=bias.half(), activation="gelu_tanh")
-        assert launch.split_tail(cfg) and launch.constants["C_DESC"] == (n == N)
-        launch.run(cfg)
-        ref = plan.epilogue_reference(a.double() @ b.double(), bias.half().double(), "gelu_tanh")
-        assert ((out.double() - ref).norm() / ref.norm()) < 2e-3
-    if torch.cuda.get_device_capability() >= (8, 9):
-        bias = {"row": torch.randn(N), "column": torch.randn(M, 1), "matrix": torch.randn(M, N)}[bias_kind].cuda()
-        a8, b8 = (t.to(torch.float8_e4m3fn) for t in operands(M, N, K, torch.float32, "NT", "cuda"))
-        scale_a, scale_b = torch.rand(M, 1, device="cuda") + 0.5, torch.rand(1, N, device="cuda") + 0.5
-        out = nan_out(M, N, torch.bfloat16, "cuda")
-        launch = Product(a8, b8, out, "native", bias=bias.bfloat16(), scales=(scale_a, scale_b))
-        assert launch.split_tail(cfg)
-        launch.run(cfg)
-        ref = plan.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
-                                      bias.bfloat16().double(), "none")
-        assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
-
-
-@pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
-@pytest.mark.parametrize("shape", [(70, 40, 200), (33, 65, 131), (20, 40, 300), (130, 33, 520)],
-                         ids=lambda s: "x".join(map(str, s)))
-def test_split_tail_in_the_interpreter(shape, layout, monkeypatch):
-    """The split tail's tile, slice and workspace arithmetic, in Triton's interpreter on the CPU as on the GPU: the
-    TMA kernel on a stand-in Hopper of 4 SMs (32x32 tiles: some whole, some split unevenly; none whole at 20x40)."""
-    if HAS_GPU:
-        pytest.skip("the GPU runs the compiled kernels (test_gpu_split_tail)")
-    every_product_on_tma(monkeypatch)
-    monkeypatch.setattr(devices, "facts", lambda d: devices.DeviceFacts("stand-in Hopper", 4, 232448, True))
-    M, N, K = shape
-    a, b = operands(M, N, K, torch.float16, layout, "cpu")
-    bias = torch.randn(N, dtype=torch.float16)
-    out = nan_out(M, N, torch.float16, "cpu")
-    cfg = config_space.make_config(32, 32, 16, 2, 4, TAIL=config_space.TAIL_SPLIT)
-    launch = Product(a, b, out, "native", bias=bias, activation="relu")
-    tiles = triton.cdiv(M, 32) * triton.cdiv(N, 32)
-    whole, split = launch.split_tail(cfg)
-    assert launch.path == "tma" and whole == tiles - tiles % 4 and split > 1
-    launch.run(cfg)
-    ref = torch.relu(a.double() @ b.double() + bias.double())
-    assert ((out.double() - ref).norm() / ref.norm()) < BOUND[torch.float16]
 
 
 def test_path_rule():

@@ -139,20 +139,14 @@ def narrow(family_name: str, M, N, num_sms) -> list:
     return narrow_space(family_name) if triton.cdiv(M, 64) * triton.cdiv(N, 64) < num_sms else []
 
 
-# A config's TAIL: how the TMA kernel runs a last wave of few tiles. TAIL_ROWS: the last wave's rows in a
-# second launch of smaller tiles (tail_rows); TAIL_SPLIT: the last wave's tiles split over K into slices
-# that spread over the idle SMs, added up in a second launch (split_tail).
-TAIL_ROWS, TAIL_SPLIT = 1, 2
-
-
 def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
     """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1, TAIL
-    (TAIL_ROWS or TAIL_SPLIT) only when set."""
+    (the last wave's rows in a launch of smaller tiles, tail_rows) only when 1."""
     tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
     if SPLIT_K != 1:
         tile["SPLIT_K"] = SPLIT_K
     if TAIL:
-        tile["TAIL"] = int(TAIL)
+        tile["TAIL"] = 1
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
@@ -160,9 +154,8 @@ def split_k(cfg: triton.Config) -> int:
     return cfg.kwargs.get("SPLIT_K", 1)
 
 
-def tail(cfg: triton.Config) -> int:
-    """The config's TAIL: 0, TAIL_ROWS or TAIL_SPLIT."""
-    return cfg.kwargs.get("TAIL", 0)
+def tail(cfg: triton.Config) -> bool:
+    return bool(cfg.kwargs.get("TAIL", 0))
 
 
 def kernel_params(cfg: triton.Config) -> dict:
@@ -184,16 +177,13 @@ def configs(dtype: torch.dtype = torch.float16, input_precision: str = "tf32", s
 
 def smem_bytes(cfg: triton.Config, elem_bytes: int, tma: bool, matrix_bias: bool = False, out_bytes=None) -> int:
     """Shared memory a config needs: num_stages A and B tiles, the half C tile a TMA store
-    stages, a whole tile's layout conversion for a matrix bias (kernels/tiles.py), a split tail's
-    quarter of an fp32 tile (kernels/gemm_tma.py stores its slices' sums a quarter at a time, through
-    shared memory of its own: 262176 B for 128x256x64 with 4 stages, compiled for sm_90), and 1 KiB
+    stages, a whole tile's layout conversion for a matrix bias (kernels/tiles.py), and 1 KiB
     for barriers and alignment. ``out_bytes``: C's element size where it is not the operands'
     (FP8 products)."""
     k = cfg.kwargs
     tile = k["BLOCK_M"] * k["BLOCK_N"] * (out_bytes or elem_bytes)
     operands = cfg.num_stages * (k["BLOCK_M"] + k["BLOCK_N"]) * k["BLOCK_K"] * elem_bytes
-    sliced = k["BLOCK_M"] * k["BLOCK_N"] if tma and tail(cfg) == TAIL_SPLIT else 0
-    return operands + (tile // 2 if tma else 0) + (tile if matrix_bias else 0) + sliced + 1024
+    return operands + (tile // 2 if tma else 0) + (tile if matrix_bias else 0) + 1024
 
 
 def bucket(n: int) -> int:
@@ -358,43 +348,17 @@ def tail_config(rows, N) -> triton.Config:
     return make_config(64, 128, 64, 4, 4) if wide else make_config(64, 64, 128, 4, 4)
 
 
-# Split tail (TMA path): with TAIL_SPLIT the tiles of the last wave, when it leaves at least half the SMs idle,
-# run as slices of K, split per tile as often as the idle SMs allow, each slice at least SPLIT_TAIL_MIN_STEPS
-# K steps long. Each slice leaves its fp32 sum in a workspace of (tiles in the last wave) x split tiles (17 MB
-# at most, for 132 SMs and 128x256 tiles), which a second launch adds up in slice order (deterministic).
-SPLIT_TAIL_MIN_STEPS = 4
-
-
-def split_tail(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, num_sms):
-    """(whole, split): the tiles run whole (the first ``whole`` in the kernel's order), and the slices of K each
-    later tile runs as; None where no split applies (full waves, or too few idle SMs or K steps for 2 slices)."""
-    tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
-    left = tiles % num_sms
-    if not left:
-        return None
-    split = min(num_sms // left, triton.cdiv(K, BLOCK_K) // SPLIT_TAIL_MIN_STEPS, MAX_SPLIT_K)
-    return (tiles - left, split) if split > 1 else None
-
-
-def with_tail(cfgs, M, N, K, num_sms, fits=None) -> list:
-    """cfgs, each tile shape's wave-tail variants after its first config where they apply: TAIL_ROWS (tiles
-    of 128 rows or more) where tail_rows splits the product; TAIL_SPLIT (tiles of 128x128 or more, from the
-    shape's first config whose variant ``fits``: its shared memory) where split_tail does."""
-    out, rows_seen, split_seen = [], set(), set()
+def with_tail(cfgs, M, N, num_sms) -> list:
+    """cfgs, the first config of each tile shape of 128 rows or more followed by its TAIL variant
+    where tail_rows splits the product."""
+    out, seen = [], set()
     for c in cfgs:
         out.append(c)
         k = c.kwargs
         shape = (k["BLOCK_M"], k["BLOCK_N"])
-        if shape not in rows_seen:
-            rows_seen.add(shape)
-            if k["BLOCK_M"] >= 128 and tail_rows(M, N, *shape, num_sms):
-                out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, TAIL=TAIL_ROWS)))
-        if shape not in split_seen and shape[0] * shape[1] >= 128 * 128 and \
-                split_tail(M, N, K, *shape, k["BLOCK_K"], num_sms):
-            variant = make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, TAIL=TAIL_SPLIT))
-            if fits is None or fits(variant):
-                split_seen.add(shape)
-                out.append(variant)
+        if shape not in seen and k["BLOCK_M"] >= 128 and tail_rows(M, N, *shape, num_sms):
+            seen.add(shape)
+            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, TAIL=1)))
     return out
 
 
@@ -425,7 +389,7 @@ def as_list(cfg: triton.Config) -> list:
     """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL."""
     k = cfg.kwargs
     return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg),
-            tail(cfg)]
+            int(tail(cfg))]
 
 
 def from_list(values) -> triton.Config:

@@ -27,7 +27,7 @@ from . import config_space, device, fast_launch, tuning, validation
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 from .kernels.gemv import gemv_kernel
-from .kernels.split_k import split_k_reduce_kernel, tail_reduce_kernel
+from .kernels.split_k import split_k_reduce_kernel
 from .kernels.copy import copy_kernel
 
 
@@ -580,16 +580,15 @@ class Product:
         (_, a_t), (_, b_t) = _tma_source(a), _tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
         self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
-                              C_DESC=_c_descriptor(c), SPLIT_TAIL=False)
+                              C_DESC=_c_descriptor(c))
         self.args = self._tma_args(a, b, c, self.bias, *self.scales)
 
-    def _tma_args(self, a, b, c, bias, scale_a, scale_b, ws=None, whole=0, split=1) -> tuple:
-        """The TMA kernel's arguments for C = A @ B (C's rows: M); ws, whole, split: a split tail's (split_tail).
-        Placeholder descriptor blocks; fit_descriptors sets each config's tile before launch."""
+    def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
+        """The TMA kernel's arguments for C = A @ B (C's rows: M). Placeholder descriptor blocks;
+        fit_descriptors sets each config's tile before launch."""
         descs = [TensorDescriptor.from_tensor(_tma_source(t)[0], [16, 16]) for t in (a, b)]
         c_arg = TensorDescriptor.from_tensor(c, [16, 16]) if self.constants["C_DESC"] else c
-        return (*descs, c_arg, bias, scale_a, scale_b, ws, c.shape[0], self.N, self.K, *self.bias_strides, *c.stride(),
-                whole, split)
+        return (*descs, c_arg, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides, *c.stride())
 
     @property
     def staged(self) -> bool:
@@ -612,7 +611,7 @@ class Product:
     def launches(self, cfg: triton.Config) -> int:
         """Kernel launches of one call under cfg (its staging copies aside): split-K's two passes, a
         wave-tail split's two launches, or one."""
-        return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) or self.split_tail(cfg) else 1
+        return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
 
     def grid(self, meta, split: int = 1, rows=None):
         """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
@@ -622,28 +621,9 @@ class Product:
     def tail_rows(self, cfg: triton.Config) -> int:
         """Where cfg asks for a wave-tail split (config_space.tail_rows) and this product can take
         one (the TMA path, operands not split into TF32 parts): the rows the first launch covers; else 0."""
-        if config_space.tail(cfg) != config_space.TAIL_ROWS or self.path != "tma" or self.presplit:
+        if not config_space.tail(cfg) or self.path != "tma" or self.presplit:
             return 0
         return config_space.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
-
-    def split_tail(self, cfg: triton.Config):
-        """Where cfg asks for a split tail (config_space.split_tail) and this product is on the TMA path:
-        (tiles run whole, slices of K each later tile runs as); else None."""
-        if config_space.tail(cfg) != config_space.TAIL_SPLIT or self.path != "tma":
-            return None
-        k = cfg.kwargs
-        return config_space.split_tail(self.M, self.N, self.K, k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"],
-                                       self.facts.num_sms)
-
-    def workspace(self, cfg: triton.Config):
-        """The fp32 workspace's shape under cfg, allocated per call: split-K's (split, M, N), a split tail's
-        (tail tiles x slices, BLOCK_M * BLOCK_N); None for one launch or a wave-tail split."""
-        sliced_tail = self.split_tail(cfg)
-        if sliced_tail:
-            tiles = triton.cdiv(self.M, cfg.kwargs["BLOCK_M"]) * triton.cdiv(self.N, cfg.kwargs["BLOCK_N"])
-            return ((tiles - sliced_tail[0]) * sliced_tail[1], cfg.kwargs["BLOCK_M"] * cfg.kwargs["BLOCK_N"])
-        split = self.split(cfg)
-        return (split, self.M, self.N) if split > 1 else None
 
     def row_ranges(self, cfg: triton.Config):
         """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
@@ -675,9 +655,6 @@ class Product:
             return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, config_space.tail_config(r3 - r2, self.N))]
         split = self.split(cfg)
         tile = config_space.kernel_params(cfg)
-        sliced_tail = self.split_tail(cfg)
-        if sliced_tail:
-            return self._split_tail_steps(cfg, sliced_tail, options)
         if split == 1:
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
@@ -694,29 +671,6 @@ class Product:
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
-                  dict(num_warps=4))
-        return [first, second]
-
-    # Elements of C each program of the split tail's second pass adds up (ROWS rows of a tile): 192 programs for
-    # 1536^3's 12 split tiles of 128x128.
-    TAIL_REDUCE_ELEMENTS = 1024
-
-    def _split_tail_steps(self, cfg, sliced_tail, options) -> list:
-        """The split tail's two launches: the TMA kernel over whole tiles and the last wave's slices of K (their
-        fp32 sums into a workspace), then the sums added up with the epilogue."""
-        whole, split = sliced_tail
-        tile = config_space.kernel_params(cfg)
-        bm, bn = tile["BLOCK_M"], tile["BLOCK_N"]
-        ws = torch.empty(self.workspace(cfg), dtype=torch.float32, device=self.device)
-        first = (gemm_tma_kernel, (min(whole + ws.shape[0], self.facts.num_sms),),
-                 self._tma_args(self.a, self.b, self.out, self.bias, *self.scales, ws, whole, split),
-                 dict(self.constants, **tile, SPLIT_TAIL=True), options)
-        rows = max(1, min(bm, self.TAIL_REDUCE_ELEMENTS // bn))
-        second = (tail_reduce_kernel, (ws.shape[0] // split, bm // rows),
-                  (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides,
-                   whole, split),
-                  dict(BLOCK_M=bm, BLOCK_N=bn, GROUP_M=tile["GROUP_M"], ROWS=rows, SLICES=triton.next_power_of_2(split),
-                       **self._epilogue()),
                   dict(num_warps=4))
         return [first, second]
 
@@ -739,10 +693,8 @@ class Product:
         launches = []
         for compiled, (kernel, grid, args, constants, _) in launched:
             named = {**dict(zip(kernel.arg_names, args)), **constants}
-            # (ws, C, bias, scale_a, scale_b), (A, B, C, bias, scale_a, scale_b), or a split tail's
-            # (A, B, C, bias, scale_a, scale_b, ws)
-            tensors = 5 if kernel in (split_k_reduce_kernel, tail_reduce_kernel) else \
-                7 if constants.get("SPLIT_TAIL") else 6
+            # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
+            tensors = 5 if kernel is split_k_reduce_kernel else 6
             descriptors = args[:2 + constants["C_DESC"]] if kernel is gemm_tma_kernel else None
             launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
                                                  descriptors))
@@ -767,11 +719,6 @@ class Product:
                                   self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
                                   self.out.element_size())
 
-    def _fits(self, cfg: triton.Config) -> bool:
-        """Whether cfg's shared memory (config_space.smem_bytes) fits this product's device."""
-        return config_space.smem_bytes(cfg, self.operand_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
-                                       self.out.element_size()) <= self.facts.smem_bytes
-
     @property
     def _b_k_contiguous(self) -> bool:
         """Whether the caller's B (which the one-row kernel reads, not a staged copy) runs along K
@@ -788,8 +735,7 @@ class Product:
         kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
                                                _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
         if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
-            return config_space.with_tail(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms,
-                                          fits=self._fits)
+            return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
         if self.can_split:
             kept = config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
         if _hint(self.M) == 1 and self._b_k_contiguous:
@@ -901,12 +847,12 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         ready = launch.compiled(launched) if key is not None else None
     if ready is not None:
         rows = launch.row_ranges(cfg)
-        workspace = launch.workspace(cfg)  # as steps() made it
+        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
         staged = launch.staged and not config_space.is_gemv(cfg)
         stage = tuple(launch.stagers) if staged else None
         index = device.index(a.device) if a.device.type == "cuda" else None
         _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows,
-                                            index, launch.split_tail(cfg) is not None))
+                                            index))
     return out
 
 
@@ -948,12 +894,11 @@ def _runs_opaque(a, b) -> bool:
 class _Relaunch(NamedTuple):
     """A product seen before, ready to launch again (fast_launch.Compiled per launch)."""
     launches: tuple
-    workspace: tuple | None  # fp32, allocated per call: split-K's (SPLIT_K, M, N), or a split tail's (Product.workspace)
+    workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
     stage: tuple | None  # (stager of a, stager of b), as Product made them
     rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
     index: int | None = None  # the operands' CUDA device (None: not a CUDA device)
-    split_tail: bool = False  # the workspace is a split tail's: the TMA kernel writes C and it
 
 
 # _Relaunch by launch_key: products seen before relaunch their compiled kernels.
@@ -1031,8 +976,7 @@ def _launch_entry(known, a, b, out, bias, scales, index):
     else:
         ws = torch.empty(known.workspace, dtype=torch.float32, device=a.device)
         first, second = known.launches
-        done = first((a, b, out, bias, *scales, ws) if known.split_tail else (a, b, ws, None, None, None), stream) \
-            and second((ws, out, bias, *scales), stream)
+        done = first((a, b, ws, None, None, None), stream) and second((ws, out, bias, *scales), stream)
     return out if done else None
 
 

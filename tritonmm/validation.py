@@ -165,9 +165,8 @@ def check_config(config):
     missing = {"BLOCK_M", "BLOCK_N", "BLOCK_K"} - set(params)
     if missing:
         raise ValueError(f"config is missing {sorted(missing)}; give at least BLOCK_M, BLOCK_N and BLOCK_K")
-    if params.get("TAIL", 1) not in (0, 1, 2) or isinstance(params.get("TAIL"), bool):
-        raise ValueError(f"config['TAIL'] must be 1 (the last wave's rows on smaller tiles), 2 (the last wave's tiles "
-                         f"split over K) or 0, got {params['TAIL']!r}")
+    if params.get("TAIL", 1) not in (0, 1) or isinstance(params.get("TAIL"), bool):
+        raise ValueError(f"config['TAIL'] must be 1 (the last wave's rows on smaller tiles) or 0, got {params['TAIL']!r}")
     if params.get("TAIL") == 0:
         del params["TAIL"]
     params.setdefault("GROUP_M", 8)

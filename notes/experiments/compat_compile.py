@@ -49,7 +49,7 @@ from tritonmm.kernels.copy import copy_kernel  # noqa: E402
 from tritonmm.kernels.gemm import gemm_kernel  # noqa: E402
 from tritonmm.kernels.gemm_tma import gemm_tma_kernel  # noqa: E402
 from tritonmm.kernels.gemv import gemv_kernel  # noqa: E402
-from tritonmm.kernels.split_k import split_k_reduce_kernel, tail_reduce_kernel  # noqa: E402
+from tritonmm.kernels.split_k import split_k_reduce_kernel  # noqa: E402
 
 VERSION = tuple(int(p) for p in re.findall(r"\d+", triton.__version__)[:2])
 TARGET = GPUTarget("cuda", 90, 32)
@@ -169,11 +169,10 @@ def gemm_case(aligned: bool, split: int, hints: bool = True):
     return gemm_kernel, args, dict(num_warps=8, num_stages=4)
 
 
-def tma_case(presplit: bool, c_desc: bool = True, split_tail: bool = False):
+def tma_case(presplit: bool, c_desc: bool = True):
     """gemm_tma_kernel as plan.Product._tma_args / fit_descriptors launch it: bf16 x @ W.T (B a transposed
     view: B_TRANS) at 4096^3, 128x256x64, C through its descriptor or (c_desc false: rows of 4097 elements,
-    as an odd N leaves them) through pointers; or tf32x3 on split operands (PRESPLIT), 128x128x32. split_tail: the
-    last wave's tiles split over K into a workspace (SPLIT_TAIL; 4096^3 has 512 tiles, 116 in the last wave)."""
+    as an odd N leaves them) through pointers; or tf32x3 on split operands (PRESPLIT), 128x128x32."""
     M = N = K = 4096
     if presplit:
         BM, BN, BK, stages = 128, 128, 32, 3
@@ -193,26 +192,13 @@ def tma_case(presplit: bool, c_desc: bool = True, split_tail: bool = False):
     descs[0].block_shape, descs[1].block_shape = [BM, BK], [BN, BK]
     if c_desc:
         descs[2].block_shape = [BM, BN // 2]
-    ws = torch.empty(132, BM * BN, dtype=torch.float32) if split_tail else None
     args = dict(a_desc=descs[0], b_desc=descs[1], c=descs[2] if c_desc else c, bias_ptr=None, scale_a_ptr=None,
-                scale_b_ptr=None, ws=ws, M=M, N=N, K=K, stride_bias_m=0, stride_bias_n=0, stride_cm=c.stride(0),
-                stride_cn=c.stride(1), whole=396 if split_tail else 0, split=1, C_DESC=c_desc, SPLIT_TAIL=split_tail,
+                scale_b_ptr=None, M=M, N=N, K=K, stride_bias_m=0, stride_bias_n=0, stride_cm=c.stride(0),
+                stride_cn=c.stride(1), C_DESC=c_desc,
                 BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, A_TRANS=False, B_TRANS=True, BIAS="none",
                 ACTIVATION="none", SCALE_A="none", SCALE_B="none", INPUT_PRECISION=precision, UPCAST=False,
                 NUM_SMS=132, PRESPLIT=presplit)
     return gemm_tma_kernel, args, dict(num_warps=8, num_stages=stages)
-
-
-def tail_reduce_case():
-    """The split tail's second pass at 4096^3 on 128x256 tiles: 116 tiles in 3 slices each (an int), 8 rows a program."""
-    M = N = 4096
-    ws = torch.empty(116, 128 * 256, dtype=torch.float32)
-    c = torch.empty(M, N, dtype=torch.bfloat16)
-    args = dict(ws_ptr=ws, c_ptr=c, bias_ptr=None, scale_a_ptr=None, scale_b_ptr=None, M=M, N=N,
-                stride_cm=c.stride(0), stride_cn=c.stride(1), stride_bias_m=0, stride_bias_n=0, whole=396, split=3,
-                BLOCK_M=128, BLOCK_N=256, GROUP_M=8, ROWS=8, SLICES=4, BIAS="none", ACTIVATION="none", SCALE_A="none",
-                SCALE_B="none")
-    return tail_reduce_kernel, args, dict(num_warps=4, num_stages=3)
 
 
 def split_k_case():
@@ -275,10 +261,7 @@ CASES = [
     ("gemm_tma_kernel bf16 B_TRANS", lambda: tma_case(False), True),
     ("gemm_tma_kernel bf16 B_TRANS, C through pointers", lambda: tma_case(False, c_desc=False), True),
     ("gemm_tma_kernel fp32 PRESPLIT", lambda: tma_case(True), True),
-    ("gemm_tma_kernel bf16 B_TRANS, split tail", lambda: tma_case(False, split_tail=True), True),
-    ("gemm_tma_kernel fp32 PRESPLIT, split tail", lambda: tma_case(True, split_tail=True), True),
     ("split_k_reduce_kernel SPLIT_K 2", split_k_case, False),
-    ("tail_reduce_kernel", tail_reduce_case, False),
     ("gemv_kernel M=1 bias+silu", gemv_case, False),
     ("copy_kernel transpose", lambda: copy_case("transpose"), False),
     ("copy_kernel pair", lambda: copy_case("pair"), False),

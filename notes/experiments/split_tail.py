@@ -10,7 +10,9 @@ last wave is full or no wave is (4096^3, 947x3072x8192 on 128x256).
 Every candidate of the captured plan (graph replay over operand copies rotated past the L2), then the best with
 and without a split tail and torch.mm in 3 interleaved rounds; the best split tail is checked against float64.
 
-    PYTHONPATH=. python3 notes/experiments/split_tail.py
+Runs at 2f2c759 (the split tail was taken out of the library after run 5; NOTES.md, session 18):
+
+    git checkout 2f2c759 && PYTHONPATH=. python3 notes/experiments/split_tail.py
 """
 import statistics
 import sys

@@ -6,7 +6,9 @@ Run 2 (split_tail.py) measured 1536^3 on 128x128x64 s5 at 21.6 us with a split t
 compiled with SPLIT_TAIL but every tile whole (whole = tiles: what the split's code costs the whole tiles); the
 split kernel alone (whole tiles and slices); the second pass alone; both.
 
-    PYTHONPATH=. python3 notes/experiments/split_tail_parts.py
+Runs at 2f2c759 (the split tail was taken out of the library after run 5; NOTES.md, session 18):
+
+    git checkout 2f2c759 && PYTHONPATH=. python3 notes/experiments/split_tail_parts.py
 """
 import torch
 from tabulate import tabulate

@@ -32,54 +32,28 @@ from .tiles import epilogue, tile_coords
 
 
 @triton.jit
-def _store_quarters(tile_ptr, acc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    # acc into the row-major BLOCK_M x BLOCK_N fp32 tile at tile_ptr, a quarter of its columns at a time: a store
-    # moves acc out of the tensor cores' layout through shared memory, and a whole 128x256 fp32 tile there (128 KB)
-    # does not fit beside the pipeline's buffers.
-    left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-    q0, q1 = left.reshape(BLOCK_M, 2, BLOCK_N // 4).permute(0, 2, 1).split()
-    q2, q3 = right.reshape(BLOCK_M, 2, BLOCK_N // 4).permute(0, 2, 1).split()
-    ptrs = tile_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N // 4)[None, :]
-    tl.store(ptrs, q0)
-    tl.store(ptrs + BLOCK_N // 4, q1)
-    tl.store(ptrs + BLOCK_N // 2, q2)
-    tl.store(ptrs + 3 * (BLOCK_N // 4), q3)
-
-
-@triton.jit
 def gemm_tma_kernel(
-    a_desc, b_desc, c, bias_ptr, scale_a_ptr, scale_b_ptr, ws, M, N, K, stride_bias_m, stride_bias_n, stride_cm,
-    stride_cn, whole, split,
+    a_desc, b_desc, c, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
-    C_DESC: tl.constexpr, SPLIT_TAIL: tl.constexpr,
+    C_DESC: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
-    units = num_pid_m * num_pid_n
-    if SPLIT_TAIL:  # the tiles from ``whole`` on, each as ``split`` slices of K (work units after the whole tiles)
-        units = whole + (units - whole) * split
     # flatten=True lets the pipeliner prefetch the next tile's first K steps during this epilogue.
-    for unit in tl.range(tl.program_id(0), units, NUM_SMS, flatten=True):
-        tile_id, k_lo, k_hi = unit, 0, k_tiles
-        if SPLIT_TAIL:
-            piece = unit - whole  # from 0: slice piece % split of tail tile piece // split; the workspace's tile piece
-            sliced = piece >= 0
-            tile_id = tl.where(sliced, whole + piece // split, unit)
-            k_lo = tl.where(sliced, (piece % split) * k_tiles // split, 0)
-            k_hi = tl.where(sliced, (piece % split + 1) * k_tiles // split, k_tiles)
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         if PRESPLIT:
             tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
-            for ki in range(k_lo, k_hi):
+            for ki in range(k_tiles):
                 off_k = ki * BLOCK_K
                 a_hi, b_hi = a_desc.load([off_m, off_k]), b_desc.load([off_n, off_k]).T
                 part = tl.dot(a_desc.load([M + off_m, off_k]), b_hi, tl.zeros((BLOCK_M, BLOCK_N), tl.float32),
@@ -87,7 +61,7 @@ def gemm_tma_kernel(
                 part = tl.dot(a_hi, b_desc.load([N + off_n, off_k]).T, part, input_precision="tf32")
                 acc += tl.dot(a_hi, b_hi, part, input_precision="tf32")
         else:
-            for ki in range(k_lo, k_hi):
+            for ki in range(k_tiles):
                 off_k = ki * BLOCK_K
                 a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
                 b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
@@ -96,22 +70,16 @@ def gemm_tma_kernel(
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        whole_tile = True
-        if SPLIT_TAIL:
-            whole_tile = not sliced
-            if sliced:  # the slice's fp32 sum, the whole tile row-major; kernels/split_k.py adds the slices up
-                _store_quarters(ws + piece * (BLOCK_M * BLOCK_N), acc, BLOCK_M, BLOCK_N)
-        if whole_tile:
-            acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
-                           BIAS, ACTIVATION, SCALE_A, SCALE_B)
-            if C_DESC:
-                left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-                c.store([off_m, off_n], left.to(c.dtype))
-                c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
-            else:
-                mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-                c_ptrs = c + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :].to(tl.int64) * stride_cn
-                tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
+        acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
+                       BIAS, ACTIVATION, SCALE_A, SCALE_B)
+        if C_DESC:
+            left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
+            c.store([off_m, off_n], left.to(c.dtype))
+            c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
+        else:
+            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            c_ptrs = c + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :].to(tl.int64) * stride_cn
+            tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
 
 
 def fit_descriptors(nargs: dict) -> None:
