@@ -37,11 +37,12 @@ def interleaved_times(fns: dict, rounds: int) -> dict:
     return times
 
 
-def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None) -> tuple:
-    """(text, (BLOCK_M, BLOCK_N)): the kernel path and config tritonmm's planner chose for a @ b,
-    after a call has tuned it. An FP8 product's scales and out_dtype must be the call's: they are
-    part of the tuning key, and other ones would look up (on a GPU, tune) another product."""
-    cfg, path = chosen(a, b, "native", scales=(scale_a, scale_b), out_dtype=out_dtype)
+def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, captured: bool = False) -> tuple:
+    """(text, (BLOCK_M, BLOCK_N)): the kernel path and config tritonmm's planner chose for a @ b called
+    eagerly or (captured) in a CUDA graph, after an eager call has tuned it. An FP8 product's scales and
+    out_dtype must be the call's: they are part of the tuning key, and other ones would look up (on a
+    GPU, tune) another product."""
+    cfg, path = chosen(a, b, "native", scales=(scale_a, scale_b), out_dtype=out_dtype, captured=captured)
     kw = cfg.kwargs
     path = "one-row" if kw["BLOCK_M"] == 1 else path  # kernels/gemv.py, on the pointer path
     text = (f"{path} {kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"

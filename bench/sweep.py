@@ -167,8 +167,12 @@ def _shape_row(dtype: str, M, N, K, layout, rounds):
     # tritonmm tunes at its first eager call of a shape; inside capture it could only take the
     # heuristic, so every call runs eagerly before any graph is captured.
     outs = {name: call(*sets[0]) for name, call in calls.items()}
-    # The config the warm-up tuned, now cached: looked up with the call's scales and out dtype.
-    config, _ = tritonmm_config(*sets[0], out_dtype=fp8.OUT_DTYPE if dtype == "fp8" else None)
+    # The configs the warm-up tuned, now cached: looked up with the call's scales and out dtype. The graph
+    # column runs the captured plan's config (another plan's where a graph stages operands or takes the TMA
+    # kernel and an eager call does not), the eager column the eager call's.
+    graph_config, eager_config = (tritonmm_config(*sets[0], out_dtype=fp8.OUT_DTYPE if dtype == "fp8" else None,
+                                                  captured=captured)[0] for captured in (True, False))
+    config = graph_config if graph_config == eager_config else f"{graph_config} (eager: {eager_config})"
     err = None
     if M * N * K <= REF_MAX_MACS:
         ref = reference(*sets[0])

@@ -601,11 +601,42 @@ def test_path_rule():
     assert plan.tma_path(hopper, 77, 4099, 2049, staged, captured=True)
     assert not plan.tma_path(hopper, 77, 4099, 2049, staged)
     assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * staged, captured=True)  # 9.5 per byte
+    # Rows 8-byte aligned (K of 4 mod 8): the pointer kernel reads 8 bytes at a time, and staging needs
+    # STAGE_MIN_MACS_PER_BYTE_WIDE_READS. 3027x70x2332 x @ W.T: 17 per byte, staged on 2-byte reads only;
+    # 700x3068x1500 x @ W.T: 142 per byte, staged either way.
+    staged = 2 * 2 * (3027 * 2332 + 2332 * 70)
+    assert plan.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=2)
+    assert not plan.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=8)
+    assert not plan.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=16)
+    staged = 2 * 2 * (700 * 1500 + 1500 * 3068)
+    assert plan.tma_path(hopper, 700, 3068, 1500, staged, captured=True, read_bytes=8)
+    # 3027x70x2332 sits between the two bars
+    macs_per_byte = 3027 * 70 * 2332 / (2 * 2 * (3027 * 2332 + 2332 * 70))
+    assert plan.STAGE_MIN_MACS_PER_BYTE < macs_per_byte < plan.STAGE_MIN_MACS_PER_BYTE_WIDE_READS
     # Mid-size: the pointer kernel eagerly (host-bound), the TMA kernel inside a CUDA graph
     assert not plan.tma_path(hopper, 1024, 1024, 1024, 0)
     assert plan.tma_path(hopper, 1024, 1024, 1024, 0, captured=True)
     assert not plan.tma_path(hopper, 512, 512, 512, 0, captured=True)
     assert not plan.tma_path(hopper, 16, 4096, 4096, 0, captured=True)  # decode stays on split-K
+
+
+@pytest.mark.parametrize("K, staged", [(2332, False), (2331, True)], ids=["8-byte rows", "2-byte rows"])
+def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
+    """3027x70xK x @ W.T in a CUDA graph on a Hopper (on the CPU a stand-in: the planner and the staging copies
+    run in the interpreter), 17 multiply-adds per byte the copies would move: with rows 8 bytes apart the pointer
+    kernel reads the caller's operands 8 bytes at a time and no copy is made (session 19, run 5: 0.86x torch.mm
+    against 0.73 staged); 2 bytes apart, they are staged for the TMA kernel."""
+    if device == "cpu":
+        hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+        monkeypatch.setattr(plan.device, "facts", lambda d: hopper)
+    elif not devices.facts(torch.device(device)).tma or devices.facts(torch.device(device)).num_sms < 64:
+        pytest.skip("the rule's shape is measured against a Hopper's SM count")
+    a, b = operands(3027, 70, K, torch.bfloat16, "NT", device)
+    out = torch.empty(3027, 70, dtype=torch.bfloat16, device=device)
+    launch = Product(a, b, out, "native", captured=True)
+    assert launch._read_bytes() == (2 if staged else 8)
+    assert (launch.path, launch.staged, launch.graph_only) == (("tma", True, True) if staged else ("pointer", False, False))
+    assert Product(a, b, out, "native").differs_when_captured == staged
 
 
 @pytest.mark.gpu

@@ -101,6 +101,17 @@ CAPTURED_TMA_DIVISOR = 8
 # the lowest measured, still ahead). Eagerly, STAGE_EAGER_MIN_MACS decides besides.
 STAGE_MIN_MACS_PER_BYTE = 16
 
+# Where the pointer kernel would read every operand at least WIDE_READ_BYTES at a time (rows 8-byte aligned:
+# a bf16 K of 4 mod 8), it runs far nearer the TMA kernel than on 2-byte reads, and staging pays only from
+# STAGE_MIN_MACS_PER_BYTE_WIDE_READS. Session 19, run 5 (notes/experiments/wide_read_staging.py, bf16, graph
+# replay over rotated operands, copies included, x torch.mm; staged for TMA / the pointer kernel on the
+# caller's operands; multiply-adds per staged byte): 3027x70x2332 x @ W.T (17) 0.73 / 0.86, 5124x140x244 (34)
+# 1.15 / 1.47; 300x4100x2052 x @ W.T (70) 1.35 / 1.16, 1020^3 (128) 1.36 / 1.17, 700x3068x1500 x @ W.T (142)
+# 2.29 / 1.30, 2044^3 (256) 1.64 / 1.44, 4092^3 (512) 2.03 / 1.41. The staged / pointer time ratio, 1.28 at 34
+# and 0.86 at 70, crosses 1 near 53 when interpolated in log intensity. 4-byte reads were not measured: 16.
+WIDE_READ_BYTES = 8
+STAGE_MIN_MACS_PER_BYTE_WIDE_READS = 50
+
 # Eagerly, a staged product pays its copies (one launch for both operands; until session 17 C's copy too),
 # their buffers and the product's launch on the host (109 us a call in session 4; 184 us at 1023x1025x1027
 # and 269 us at 2047x2049x2051 against 21 and 79 us of device time in graph replay, session 7, run 3,
@@ -177,16 +188,18 @@ def _few_tiles(facts, M, N) -> bool:
     return triton.cdiv(M, 64) * triton.cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
 
 
-def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False) -> bool:
+def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_bytes: int = 2) -> bool:
     """The kernel path rule, in one place: the TMA kernel on Hopper for products of more than one
     row whose tiles fill the GPU, when large (aligned operands; ``captured``: launched into a CUDA
     graph, where large starts lower), or when compute-bound enough to pay for staging what TMA
-    cannot read (``staged_bytes``: what the copies move, 0 when none is needed)."""
+    cannot read (``staged_bytes``: what the copies move, 0 when none is needed; ``read_bytes``: the
+    narrowest read the pointer kernel would make of the operands instead, plan._load_bytes)."""
     macs = M * N * K
     if not facts.tma or M < TMA_MIN_ROWS or _few_tiles(facts, M, N):
         return False
-    if staged_bytes:  # unaligned rows: the pointer kernel is slow at every size, so intensity decides (and host time)
-        return macs >= STAGE_MIN_MACS_PER_BYTE * staged_bytes and (captured or macs >= STAGE_EAGER_MIN_MACS)
+    if staged_bytes:  # unaligned rows: the pointer kernel is slow on narrow reads, so intensity decides (and host time)
+        bar = STAGE_MIN_MACS_PER_BYTE_WIDE_READS if read_bytes >= WIDE_READ_BYTES else STAGE_MIN_MACS_PER_BYTE
+        return macs >= bar * staged_bytes and (captured or macs >= STAGE_EAGER_MIN_MACS)
     return macs >= (TMA_MIN_MACS / CAPTURED_TMA_DIVISOR if captured else TMA_MIN_MACS)
 
 
@@ -547,6 +560,13 @@ class Product:
         """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
         return sum(_copy_bytes(t) for t in (self.a, self.b) if _tma_source(t) is None)
 
+    def _read_bytes(self) -> int:
+        """The narrowest read the pointer kernel would make of the caller's operands (tma_path's read_bytes); one
+        element for other than 16-bit operands, where wide reads were not measured against staging."""
+        if self.dtype.itemsize != 2:
+            return self.dtype.itemsize
+        return min(_load_bytes(t, _vec_hint(t)) for t in self.given)
+
     @property
     def differs_when_captured(self) -> bool:
         """Whether this eager product on the pointer kernel would run otherwise in a CUDA graph: on the TMA
@@ -554,7 +574,7 @@ class Product:
         if self.captured or self.path != "pointer":
             return False
         return (self._tma_candidate() and tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(),
-                                                   captured=True)) or \
+                                                   captured=True, read_bytes=self._read_bytes())) or \
             (not any(self.stagers) and any(self._pointer_stagers(captured=True)))
 
     def _tma_candidate(self) -> bool:
@@ -568,10 +588,11 @@ class Product:
         operands: twice A and B), each row padded to ROW_PAD elements."""
         a, b, c = self.a, self.b, self.out
         sources = [_tma_source(t) for t in (a, b)]
-        staged_bytes = self._staged_bytes()
-        if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured):
+        staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
+        if not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured, read_bytes):
             return
-        self.graph_only = self.captured and not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False)
+        self.graph_only = self.captured and not tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False,
+                                                         read_bytes)
         # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here.
         copies = [_aligned_copy if source is None else None for source in sources]
         a, b = _stage(copies, a, b)
@@ -923,6 +944,7 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
             None if scale_a is None else _facts(scale_a), None if scale_b is None else _facts(scale_b),
             out_dtype, activation, precision, on.type == "cuda" and torch.cuda.is_current_stream_capturing(),
             TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
+            WIDE_READ_BYTES, STAGE_MIN_MACS_PER_BYTE_WIDE_READS,
             STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, POINTER_STAGE_MAX_LOAD_BYTES,
             POINTER_STAGE_MIN_MACS_PER_BYTE, POINTER_STAGE_SMALL_BYTES, ASYNC_COPY_MIN_BYTES, tuning.generation)
 
@@ -1015,13 +1037,15 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
     return z
 
 
-def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None):
-    """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, for
-    tables and experiments: the path is "tma", "pointer", or either with "+staged" when operands
-    are copied first. FP8 products need their scales and out_dtype (a's dtype when None), as
-    product takes them: both are part of the tuning key, and other ones name another product,
-    whose config is looked up (and, where tuning is on and nothing is cached, tuned) instead."""
+def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None,
+           captured: bool = False):
+    """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
+    (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", or either
+    with "+staged" when operands are copied first. FP8 products need their scales and out_dtype (a's
+    dtype when None), as product takes them: both are part of the tuning key, and other ones name
+    another product, whose config is looked up (and, where tuning is on and nothing is cached, tuned)
+    instead."""
     out = _new_out(a, b, out_dtype)
     with device.on_device(a.device):
-        launch = Product(a, b, out, precision, bias, activation, scales)
+        launch = Product(a, b, out, precision, bias, activation, scales, captured=captured)
         return tuning.choose_config(launch), launch.path + ("+staged" if launch.staged else "")
