@@ -534,7 +534,7 @@ class Product:
         if self.batched or self.traced or self.M < TMA_MIN_ROWS or a.element_size() != 2 or \
                 not (captured or self.M * self.N * self.K >= STAGE_EAGER_MIN_MACS):
             return [None, None]
-        widths = [_load_bytes(t, _vec_hint(t)) for t in (a, b)]
+        widths = self._read_widths()
         if min(widths) > POINTER_STAGE_MAX_LOAD_BYTES:
             return [None, None]
         pad = _padded_k(self.K, a) != self.K
@@ -560,12 +560,14 @@ class Product:
         """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
         return sum(_copy_bytes(t) for t in (self.a, self.b) if _tma_source(t) is None)
 
+    def _read_widths(self) -> list:
+        """Bytes the pointer kernel would read of each of the caller's operands at a time (_load_bytes)."""
+        return [_load_bytes(t, _vec_hint(t)) for t in self.given]
+
     def _read_bytes(self) -> int:
         """The narrowest read the pointer kernel would make of the caller's operands (tma_path's read_bytes); one
         element for other than 16-bit operands, where wide reads were not measured against staging."""
-        if self.dtype.itemsize != 2:
-            return self.dtype.itemsize
-        return min(_load_bytes(t, _vec_hint(t)) for t in self.given)
+        return min(self._read_widths()) if self.dtype.itemsize == 2 else self.dtype.itemsize
 
     @property
     def differs_when_captured(self) -> bool:
