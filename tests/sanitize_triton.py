@@ -5,7 +5,7 @@
 
 The Triton counterpart of cuda_reference/sanitize.py (a script, not a test module: pytest does
 not collect it). Covers the pointer and the TMA kernel (TMA_MIN_MACS lowered to 0, so small
-products take it on Hopper, unaligned ones through staged copies), split-K's two passes, the
+products take it on Hopper, unaligned ones through staged copies), split-K's two passes on either, the
 one-row kernel, every dtype and float32 precision in every layout (TF32
 stages non-K-major operands through the transpose kernel first), batched products with a
 broadcast operand, and every bias kind with every activation. Shapes are small (the tools
@@ -113,6 +113,18 @@ def main() -> int:
             paths["tma wave-tail"] += 1
             ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
             check(f"wave-tail 128x128 {M}x{N}x{K}", out, ref, 2e-3)
+    # Split-K on the TMA kernel (its bars still at 0): 3 slices, the units' fp32 sums stored through pointers,
+    # then the second pass with a bias and silu; unaligned shapes through staged copies.
+    if facts.tma:
+        for dtype, precision, bound in PRECISIONS:
+            for M, N, K in SHAPES:
+                a, b = operands(M, N, K, dtype, "TN", "cuda")
+                cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, SPLIT_K=3, num_warps=4, num_stages=2)
+                bias = torch.randn(N, device="cuda").to(dtype)
+                out = tritonmm.linear(a, b.T, bias, "silu", config=cfg, input_precision=precision)
+                paths["tma split-K"] += 1
+                ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
+                check(f"TMA split-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound)
     # The staging copies on their own, inner (unmasked) and edge tiles, into NaN-filled aligned buffers:
     # unaligned rows into aligned ones, from a transposed view, transposing, and the TF32 split (its parts
     # sum to x within 2**-22 relative).

@@ -69,15 +69,98 @@ def test_split_k_applies_the_epilogue_once(act, device, pointer):
 
 
 def test_split_k_where_it_cannot_apply_is_one_launch(device, path):
-    """A pinned SPLIT_K is how to run, not what to compute: on the TMA kernel and for batches
-    it is ignored, and the result is the same product."""
+    """A pinned SPLIT_K is how to run, not what to compute: either kernel splits a matrix product, a
+    batch ignores it, and the result is the same product."""
     a, b = operands(48, 80, 96, torch.float16, "NN", device)
     cfg = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=4)
     assert rel_err(tritonmm.mm(a, b, config=cfg), a, b) < 2e-3
     launch = Product(a, b, torch.empty(48, 80, dtype=torch.float16, device=device), "native")
-    assert len(launch.steps(config_space.make_config(16, 16, 16, 2, 4, SPLIT_K=4))) == (1 if path == "tma" else 2)
+    assert launch.path == path and len(launch.steps(config_space.make_config(16, 16, 16, 2, 4, SPLIT_K=4))) == 2
     za, zb = torch.randn(3, 20, 64, device=device), torch.randn(3, 64, 24, device=device)
+    batch = Product(za, zb, torch.empty(3, 20, 24, device=device), "ieee")
+    assert len(batch.steps(config_space.make_config(16, 16, 16, 2, 4, SPLIT_K=4))) == 1
     assert torch.allclose(tritonmm.matmul(za, zb, config=cfg, input_precision="ieee"), za @ zb, atol=1e-4)
+
+
+@pytest.fixture
+def tma_kernel(monkeypatch, device):
+    """Every product on the TMA kernel, staging what TMA cannot read: on a GPU that has TMA, and on the
+    CPU in Triton's interpreter as a stand-in Hopper of 4 SMs (each persistent program walks several units)."""
+    if device == "cpu":
+        stand_in = devices.DeviceFacts("stand-in Hopper", 4, 232448, True, True)
+        monkeypatch.setattr(plan.device, "facts", lambda d: stand_in)
+    elif not devices.facts(torch.device(device)).tma:
+        pytest.skip("TMA needs Hopper")
+    every_product_on_tma(monkeypatch)
+
+
+# K steps of 16 per shape, and slices: 9 steps in 4 slices of 3 leave the last one empty (it stores zeros),
+# 13 in 3 slices of 5 a short last one, 4 in 2 even ones. M and N leave ragged edge tiles.
+TMA_SPLIT_SHAPES = [((37, 70, 144), 4), ((64, 48, 200), 3), ((5, 130, 64), 2)]
+
+
+@pytest.mark.parametrize("layout, dtype", [("NN", torch.bfloat16), ("NT", torch.bfloat16), ("TN", torch.bfloat16),
+                                           ("TT", torch.bfloat16), ("NT", torch.float16), ("NN", torch.float32)],
+                         ids=str)
+@pytest.mark.parametrize("shape, split", TMA_SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
+def test_tma_split_k_against_float64(shape, split, layout, dtype, device, tma_kernel):
+    """The TMA kernel's units of (slice, tile) leave fp32 partial sums that the second pass adds up: every
+    layout, staged operands (odd K), a C stored through pointers (odd N) and empty or short slices."""
+    M, N, K = shape
+    a, b = operands(M, N, K, dtype, layout, device)
+    out = nan_out(M, N, dtype, device)
+    launch = Product(a, b, out, "ieee" if dtype == torch.float32 else "native")
+    cfg = config_space.make_config(16, 32, 16, 2, 4, SPLIT_K=split)
+    assert launch.path == "tma" and launch.split(cfg) == split and launch.launches(cfg) == 2
+    assert [step[0] for step in launch.steps(cfg)] == [plan.gemm_tma_kernel, plan.split_k_reduce_kernel]
+    launch.run(cfg)
+    assert rel_err(out, a, b) < BOUND[dtype]
+
+
+def test_tma_split_k_is_deterministic_and_applies_the_epilogue_once(device, tma_kernel):
+    x, w, bias = (torch.randn(*s, device=device).bfloat16() for s in ((33, 256), (40, 256), (40,)))
+    cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=32, SPLIT_K=3, num_warps=4, num_stages=2)
+    y = tritonmm.linear(x, w, bias, "gelu", config=cfg)
+    assert torch.equal(y, tritonmm.linear(x, w, bias, "gelu", config=cfg))
+    ref = linear_ref(x, w, bias, "gelu")
+    assert ((y.double() - ref).norm() / ref.norm()) < 1e-2
+
+
+def test_tma_split_rule():
+    """Slices where the tiles leave SMs idle, K is long and the workspace small beside the operands: the
+    shapes session 20 measured (notes/experiments/tma_split_k.py, 128x256x64 tiles on 132 SMs)."""
+    def split(M, N, K, bm=128, bn=256):
+        return config_space.tma_split_for(M, N, K, bm, bn, 64, 2, 132)
+    assert split(134, 5120, 13824) == 3  # 40 tiles: 120 units (0.84 -> 0.96x cuBLAS)
+    assert split(288, 8192, 28672) == 4  # 96 tiles: 384 units in 3 waves (0.73 -> 0.78)
+    for shape in ((284, 5120, 5120), (487, 5120, 5120), (149, 8192, 3072), (577, 5120, 13824)):
+        assert split(*shape) == 1, shape  # a workspace of 19% or more of the operands: split lost
+    assert split(4096, 4096, 4096) == 1  # 512 tiles fill their waves
+    assert split(16, 256, 1024) == 1  # one tile but 16 K steps: too short to slice
+    assert split(16, 256, 4096) == 1  # no count up to the 4 slices of 16 steps that K allows fills 132 SMs
+    assert config_space.tma_split_for(16, 256, 4096, 128, 256, 64, 2, 4) == 4  # but 4 SMs
+    cfgs = [config_space.make_config(128, 256, 64, 4, 8), config_space.make_config(128, 256, 64, 3, 8),
+            config_space.make_config(64, 64, 128, 4, 4)]
+    offered = config_space.with_tma_split(cfgs, 134, 5120, 13824, 2, 132)
+    assert [(c.kwargs["BLOCK_M"], c.num_stages, config_space.split_k(c)) for c in offered] == \
+        [(128, 4, 1), (128, 4, 3), (128, 3, 1), (64, 4, 1)]  # the first config of a tile shape; 64x64 fills
+
+
+def test_tuner_offers_tma_split_k(device, monkeypatch):
+    """On the TMA path the candidates hold a split variant where tma_split_for splits (a 4-SM stand-in
+    Hopper: one 64x64 output, K of 8192), never for operands split into TF32 parts."""
+    stand_in = devices.DeviceFacts("stand-in Hopper", 4, 232448, True, True)
+    monkeypatch.setattr(plan.device, "facts", lambda d: stand_in)
+    every_product_on_tma(monkeypatch)
+    a, b = (torch.empty(64, 8192, dtype=torch.bfloat16, device=device) for _ in range(2))
+    launch = Product(a, b.T, torch.empty(64, 64, dtype=torch.bfloat16, device=device), "native")
+    splits = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], config_space.split_k(c)) for c in launch.candidates()}
+    assert launch.path == "tma" and {(64, 64, 4), (64, 32, 2)} <= splits  # 64 and 32 steps of K: 4 and 2 slices
+    assert config_space.split_k(launch.heuristic()) == 1
+    x, y = (torch.empty(64, 4096, device=device) for _ in range(2))
+    presplit = Product(x, y.T, torch.empty(64, 64, device=device), "tf32x3")
+    assert presplit.presplit and not presplit.can_split
+    assert all(config_space.split_k(c) == 1 for c in presplit.candidates())
 
 
 def test_split_k_rule_fills_the_sms():
@@ -693,6 +776,58 @@ def _replays_right(graph, a, b, out):
     graph.replay()
     torch.cuda.synchronize()
     assert rel_err(out, a, b) < BOUND[a.dtype]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["NT", "TN"])
+def test_gpu_tma_split_k_relaunches_and_replays(layout, tma_kernel, monkeypatch, tmp_path):
+    """A TMA split-K config as the tuner would leave it: planned, relaunched from the launch cache (a new
+    workspace, both passes) and replayed from a CUDA graph, right on fresh inputs each time."""
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    M, N, K = 200, 320, 1000
+    cfg = config_space.make_config(128, 128, 64, 3, 4, SPLIT_K=3)
+    out = nan_out(M, N, torch.bfloat16, "cuda")
+    a, b = operands(M, N, K, torch.bfloat16, layout, "cuda")
+    launch = Product(a, b, out, "native")
+    assert launch.path == "tma" and launch.split(cfg) == 3
+    tuning._remember(launch.tuning_key, cfg)
+    try:
+        for _ in range(3):  # planned, then relaunched
+            a, b = operands(M, N, K, torch.bfloat16, layout, "cuda")
+            out.fill_(float("nan"))
+            tritonmm.mm(a, b, out=out)
+            assert rel_err(out, a, b) < BOUND[torch.bfloat16]
+        _replays_right(_captured(lambda: tritonmm.mm(a, b, out=out)), a, b, out)
+    finally:
+        tuning.forget()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bias_kind", ["row", "column", "matrix"])
+def test_gpu_tma_split_k_epilogues(bias_kind, tma_kernel):
+    """The second pass applies each bias kind and FP8 scales once, to the sum of the slices."""
+    M, N, K = 200, 320, 1024
+    cfg = config_space.make_config(128, 128, 64, 3, 4, SPLIT_K=4)
+    bias = {"row": torch.randn(N), "column": torch.randn(M, 1), "matrix": torch.randn(M, N)}[bias_kind].cuda()
+    a, b = operands(M, N, K, torch.float16, "NT", "cuda")
+    out = nan_out(M, N, torch.float16, "cuda")
+    launch = Product(a, b, out, "native", bias=bias.half(), activation="silu")
+    assert launch.path == "tma" and launch.split(cfg) == 4
+    launch.run(cfg)
+    ref = plan.epilogue_reference(a.double() @ b.double(), bias.half().double(), "silu")
+    assert ((out.double() - ref).norm() / ref.norm()) < 2e-3
+    if torch.cuda.get_device_capability() >= (8, 9):
+        cfg = config_space.make_config(128, 128, 128, 3, 4, SPLIT_K=4)
+        a8, b8 = (t.to(torch.float8_e4m3fn) for t in operands(M, N, K, torch.float32, "NT", "cuda"))
+        scale_a, scale_b = torch.rand(M, 1, device="cuda") + 0.5, torch.rand(1, N, device="cuda") + 0.5
+        out = nan_out(M, N, torch.bfloat16, "cuda")
+        launch = Product(a8, b8, out, "native", bias=bias.bfloat16(), scales=(scale_a, scale_b))
+        assert launch.path == "tma" and launch.split(cfg) == 4
+        launch.run(cfg)
+        ref = plan.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
+                                      bias.bfloat16().double(), "none")
+        assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
 
 
 def test_relaunch_never_raises_on_bad_arguments(device):

@@ -318,6 +318,58 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     return out
 
 
+# Split-K on the TMA kernel (kernels/gemm_tma.py): where a config's tiles leave most SMs idle in their
+# last wave and K is long, each tile runs as SPLIT_K slices of K, slice-major. The fp32 workspace costs its
+# bytes twice (written, then read by the second pass), so it pays only where it is small beside the
+# operands: products that stream a large weight past a few hundred rows. Session 20, run 1
+# (notes/experiments/tma_split_k.py, bf16 x @ W.T, graph replay over rotated operands, x cuBLAS, best unsplit /
+# best split): 134x5120x13824 0.84 / 0.96 (128x256 in 3 slices: 120 units for 40 tiles; workspace 5.7% of the
+# operands' bytes), 288x8192x28672 0.73 / 0.78 (4 slices, 7.7%); it lost wherever the workspace was 19% or more:
+# 149x8192x3072 0.83 / 0.75 (19%), 284x5120x5120 0.78 / 0.77 (21%), 227x5120x5120 0.89 / 0.78, 487x5120x5120
+# 0.76 / 0.67, 577x5120x13824 0.82 / 0.72, 4096^3 0.99 / 0.69 (2 slices of 512 tiles). cuBLAS itself ran
+# split-K (splitKreduce_kernel) at 134x5120x13824 alone of those 14 shapes.
+TMA_SPLIT_MAX_WORKSPACE = 0.1  # the workspace's bytes, at most this fraction of A's and B's
+TMA_SPLIT_MIN_FILL = 0.9  # the fewest slices whose units fill at least this much of their waves
+TMA_SPLIT_MIN_STEPS = 16  # K steps a slice, at least: a unit's fp32 store must be short beside its K loop
+
+
+def _fill(units: int, num_sms: int) -> float:
+    """How full the waves of ``units`` programs are on num_sms SMs."""
+    return units / (num_sms * triton.cdiv(units, num_sms))
+
+
+def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms) -> int:
+    """Slices of K for a TMA tile of BLOCK_M x BLOCK_N: the fewest (2 to MAX_SPLIT_K) whose units fill
+    TMA_SPLIT_MIN_FILL of their waves, where the whole tiles fill less, each slice keeps TMA_SPLIT_MIN_STEPS
+    K steps and the fp32 workspace stays within TMA_SPLIT_MAX_WORKSPACE of the operands; else 1."""
+    tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
+    if _fill(tiles, num_sms) >= TMA_SPLIT_MIN_FILL:
+        return 1
+    operands = (M + N) * K * elem_bytes
+    for split in range(2, MAX_SPLIT_K + 1):
+        if triton.cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS or split * M * N * 4 > TMA_SPLIT_MAX_WORKSPACE * operands:
+            return 1
+        if _fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
+            return split
+    return 1
+
+
+def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms) -> list:
+    """cfgs, the first config of each tile shape followed by its split-K variant where tma_split_for splits."""
+    out, seen = [], set()
+    for c in cfgs:
+        out.append(c)
+        k = c.kwargs
+        shape = (k["BLOCK_M"], k["BLOCK_N"])
+        if shape in seen:
+            continue
+        seen.add(shape)
+        split = tma_split_for(M, N, K, *shape, k["BLOCK_K"], elem_bytes, num_sms)
+        if split > 1:
+            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split)))
+    return out
+
+
 # Wave-tail split (TMA path, 16-bit): the persistent kernel runs cdiv(tiles, SMs) rounds of tiles, so
 # a last wave holding few tiles costs a whole round. With TAIL, the rows whose tiles fill whole waves
 # run on the config's tiles and the rest in a second launch of small tiles that spreads over every

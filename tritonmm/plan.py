@@ -4,10 +4,11 @@
 operands (FP8 ones with their scales), or for 3-D ones a batch of products in one launch. It
 decides the precision's constants, picks the kernel path (tma_path: TMA descriptors for large
 products, operands TMA cannot read staged into aligned copies when that pays; pointers
-otherwise, split over K where the tuner finds it faster, or for one-row products the one-row
-kernel, kernels/gemv.py, where a config of BLOCK_M = 1 says so), asks tuning.py for a config unless
-one is pinned, and launches on the operands' device. A product seen before is relaunched from
-a cache (relaunch, _relaunch). Checks live in validation.py, tile spaces in config_space.py.
+otherwise, or for one-row products the one-row kernel, kernels/gemv.py, where a config of
+BLOCK_M = 1 says so; either tiled kernel split over K where the tuner finds it faster), asks
+tuning.py for a config unless one is pinned, and launches on the operands' device. A product
+seen before is relaunched from a cache (relaunch, _relaunch). Checks live in validation.py, tile
+spaces in config_space.py.
 
 Under torch.compile the same code is traced with fake tensors (library.py registers it
 through ``torch.library.triton_op``): nothing is benchmarked, pointer-kernel launches go
@@ -603,7 +604,7 @@ class Product:
         (_, a_t), (_, b_t) = _tma_source(a), _tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
         self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
-                              C_DESC=_c_descriptor(c))
+                              C_DESC=_c_descriptor(c), SPLIT_K=1)
         self.args = self._tma_args(a, b, c, self.bias, *self.scales)
 
     def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
@@ -621,9 +622,9 @@ class Product:
 
     @property
     def can_split(self) -> bool:
-        """Split-K runs on the pointer kernel, for unbatched products, outside tracing (a
-        compiled graph keeps one launch per product)."""
-        return self.path == "pointer" and not self.batched and not self.traced
+        """Split-K runs on the pointer kernel and on the TMA kernel (not on operands split into TF32 parts),
+        for unbatched products, outside tracing (a compiled graph keeps one launch per product)."""
+        return not self.batched and not self.traced and not self.presplit
 
     def split(self, cfg: triton.Config) -> int:
         """Slices of K this config runs with here: 1 for a SPLIT_K pinned where it cannot apply,
@@ -639,7 +640,7 @@ class Product:
     def grid(self, meta, split: int = 1, rows=None):
         """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
         tiles = triton.cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
-        return (min(tiles, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
+        return (min(tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
     def tail_rows(self, cfg: triton.Config) -> int:
         """Where cfg asks for a wave-tail split (config_space.tail_rows) and this product can take
@@ -682,15 +683,20 @@ class Product:
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
         # with the epilogue. The workspace is (split, M, N) fp32: split-K serves products of few
-        # tiles only (M*N at most num_sms/2 tiles of 64x64 under the tuner's rule).
+        # tiles only (on the pointer kernel M*N at most num_sms/2 tiles of 64x64 under the tuner's
+        # rule; on the TMA kernel a workspace of at most a tenth of the operands' bytes).
         a3, b3 = self.args[0], self.args[1]
         ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
-        first = (gemm_kernel, self.grid(tile, split),
-                 (a3, b3, ws, None, None, None, self.M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
-                  *ws.stride(), 0, 0),
-                 dict(self.constants, **tile, **{k: "none" for k in self._epilogue()}, SPLIT_K=split,
-                      VEC_C=_vec_hint(ws)),
-                 options)
+        plain = {k: "none" for k in self._epilogue()}
+        if self.path == "tma":  # the slices' units, then the sum; the workspace is stored through pointers
+            first = (gemm_tma_kernel, self.grid(tile, split),
+                     (a3, b3, ws, None, None, None, self.M, self.N, self.K, 0, 0, self.N, 1),
+                     dict(self.constants, **tile, **plain, SPLIT_K=split, C_DESC=False), options)
+        else:
+            first = (gemm_kernel, self.grid(tile, split),
+                     (a3, b3, ws, None, None, None, self.M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
+                      *ws.stride(), 0, 0),
+                     dict(self.constants, **tile, **plain, SPLIT_K=split, VEC_C=_vec_hint(ws)), options)
         second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
                   (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
@@ -751,15 +757,19 @@ class Product:
     def candidates(self) -> list:
         """The configs tuning times: the family's space (its TMA-only tiles on that kernel only, the tall one
         where N leaves a wide tile's last column mostly empty; its narrow tiles for products of few tiles),
-        pruned, with wave-tail (TMA, 16-bit) or split-K (pointer) variants where they apply, and for one-row
+        pruned, with wave-tail (TMA, 16-bit) and split-K variants where they apply, and for one-row
         products the one-row kernel's configs."""
         kept, _ = self.prune([c for c in self.space() if self._tall_offered or not config_space.tuned_tma_only(c)])
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
         kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
                                                _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
-        if self.path == "tma" and not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
-            return config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
-        if self.can_split:
+        if self.path == "tma":
+            if not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
+                kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
+            if self.can_split:
+                kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, self.facts.num_sms)
+            return kept
+        if self.can_split and self.path == "pointer":
             kept = config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
         if _hint(self.M) == 1 and self._b_k_contiguous:
             kept += self.prune(config_space.gemv_space())[0]
@@ -773,7 +783,8 @@ class Product:
         return config_space.heuristic(_hint(self.M), _hint(self.N), _hint(self.K), self.dtype, self.precision,
                                       max(1, self.facts.num_sms // _hint(self.Z)),
                                       self.operand_bytes, self.facts.smem_bytes, self.path == "tma",
-                                      self.constants["BIAS"] == "matrix", self.can_split, self.out.element_size(),
+                                      self.constants["BIAS"] == "matrix", self.can_split and self.path == "pointer",
+                                      self.out.element_size(),
                                       self.presplit)
 
     @property

@@ -13,6 +13,15 @@ cannot write, and c is C's pointer: each tile is stored through pointers, masked
 place of staging C in an aligned buffer and copying it out after the kernel (a launch and C's
 bytes twice: 1023x1025x1027 bf16 spent 9.1 us in copies to the kernel's 8.3, session 17 run 1).
 
+SPLIT_K > 1: each tile runs as SPLIT_K units, one contiguous slice of its K steps each, and a unit
+stores its fp32 partial sums, without the epilogue, through pointers into rows [split * M, split * M + M)
+of c, the contiguous (SPLIT_K, M, N) workspace that kernels/split_k.py then adds up in slice order with the
+epilogue (deterministic: no atomics). Units run slice-major: those that run at once are neighbouring tiles
+at the same K, sharing their A and B tiles in L2 as whole tiles do. (Stream-K, whose programs work at
+unrelated K positions, lost in sessions 6 and 13: 0.53x cuBLAS at 1057x8192x8192 against 0.75 for whole
+tiles; lost L2 sharing was the guess there, not measured.)
+For products whose tiles leave most SMs idle while K is long (config_space.tma_split_for).
+
 PRESPLIT (float32 in tf32x3): A and B arrive split into TF32 high parts and remainders
 (kernels/copy.py), stacked in one K-major buffer each: rows [0, M) of A's hold the high parts,
 rows [M, 2M) the remainders (B's likewise, by N). Each K step loads four tiles and sums
@@ -38,21 +47,35 @@ def gemm_tma_kernel(
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
-    C_DESC: tl.constexpr,
+    C_DESC: tl.constexpr, SPLIT_K: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
+    tiles = num_pid_m * num_pid_n
+    steps = tl.cdiv(k_tiles, SPLIT_K)
     # flatten=True lets the pipeliner prefetch the next tile's first K steps during this epilogue.
-    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
-        pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+    for unit in tl.range(tl.program_id(0), tiles * SPLIT_K, NUM_SMS, flatten=True):
+        if SPLIT_K > 1:
+            # Slice-major: the units that run at once are neighbouring tiles at the same K, which
+            # share their A and B tiles in L2 as whole tiles do (module docstring).
+            split = unit // tiles
+            pid_m, pid_n = tile_coords(unit % tiles, num_pid_m, num_pid_n, GROUP_M)
+            first = split * steps
+            last = tl.minimum(first + steps, k_tiles)
+        else:
+            split = 0
+            pid_m, pid_n = tile_coords(unit, num_pid_m, num_pid_n, GROUP_M)
+            first = 0
+            last = k_tiles
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         if PRESPLIT:
             tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
+            tl.static_assert(SPLIT_K == 1, "split operands are not split over K")
             for ki in range(k_tiles):
                 off_k = ki * BLOCK_K
                 a_hi, b_hi = a_desc.load([off_m, off_k]), b_desc.load([off_n, off_k]).T
@@ -61,7 +84,7 @@ def gemm_tma_kernel(
                 part = tl.dot(a_hi, b_desc.load([N + off_n, off_k]).T, part, input_precision="tf32")
                 acc += tl.dot(a_hi, b_hi, part, input_precision="tf32")
         else:
-            for ki in range(k_tiles):
+            for ki in range(first, last):
                 off_k = ki * BLOCK_K
                 a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
                 b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
@@ -70,15 +93,19 @@ def gemm_tma_kernel(
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         offs_m = off_m + tl.arange(0, BLOCK_M)
         offs_n = off_n + tl.arange(0, BLOCK_N)
-        acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,
-                       BIAS, ACTIVATION, SCALE_A, SCALE_B)
+        if SPLIT_K > 1:  # this slice's fp32 partial sums into c, the (SPLIT_K, M, N) workspace; no epilogue
+            tl.static_assert(not C_DESC, "a workspace is stored through pointers")
+        else:
+            acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m,
+                           stride_bias_n, BIAS, ACTIVATION, SCALE_A, SCALE_B)
         if C_DESC:
             left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
             c.store([off_m, off_n], left.to(c.dtype))
             c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
         else:
             mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-            c_ptrs = c + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :].to(tl.int64) * stride_cn
+            c_ptrs = c + (split * M + offs_m)[:, None].to(tl.int64) * stride_cm + \
+                offs_n[None, :].to(tl.int64) * stride_cn
             tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
 
 
