@@ -68,6 +68,19 @@ def every_product_on_tma(monkeypatch) -> None:
         monkeypatch.setattr(module, name, 0)
 
 
+def every_product_on_the_tma_kernel(monkeypatch, device: str, stand_in_sms: int = 132) -> None:
+    """every_product_on_tma where the kernel can run: on a GPU with TMA (others skip the test), or in the
+    CPU interpreter, which runs tensor descriptors, as a stand-in Hopper of ``stand_in_sms`` SMs."""
+    import importlib
+    devices = importlib.import_module("tritonmm.device")
+    if device == "cpu":
+        stand_in = devices.DeviceFacts("NVIDIA H100 80GB HBM3", stand_in_sms, 232448, True, True)
+        monkeypatch.setattr(importlib.import_module("tritonmm.plan").device, "facts", lambda d: stand_in)
+    elif not devices.facts(torch.device(device)).tma:
+        pytest.skip("the TMA kernel needs Hopper")
+    every_product_on_tma(monkeypatch)
+
+
 def every_product_staged_for_pointer(monkeypatch) -> None:
     """Every product on the pointer kernel, eager or captured, and its 16-bit operands copied K-major with K
     padded where it would read one narrower than 16 bytes at a time (plan.POINTER_STAGE_MAX_LOAD_BYTES), the

@@ -2,7 +2,8 @@
 and the launch cache the public ops consult before their checks."""
 import pytest
 import torch
-from conftest import HAS_GPU, every_product_on_tma, every_product_staged_for_pointer, rel_err
+from conftest import HAS_GPU, every_product_on_the_tma_kernel, every_product_on_tma, every_product_staged_for_pointer, \
+    rel_err
 
 import tritonmm
 from tritonmm import config_space, device as devices, plan
@@ -86,12 +87,7 @@ def test_split_k_where_it_cannot_apply_is_one_launch(device, path):
 def tma_kernel(monkeypatch, device):
     """Every product on the TMA kernel, staging what TMA cannot read: on a GPU that has TMA, and on the
     CPU in Triton's interpreter as a stand-in Hopper of 4 SMs (each persistent program walks several units)."""
-    if device == "cpu":
-        stand_in = devices.DeviceFacts("stand-in Hopper", 4, 232448, True, True)
-        monkeypatch.setattr(plan.device, "facts", lambda d: stand_in)
-    elif not devices.facts(torch.device(device)).tma:
-        pytest.skip("TMA needs Hopper")
-    every_product_on_tma(monkeypatch)
+    every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
 
 
 # K steps of 16 per shape, and slices: 9 steps in 4 slices of 3 leave the last one empty (it stores zeros),
@@ -102,7 +98,8 @@ TMA_SPLIT_SHAPES = [((37, 70, 144), 4), ((64, 48, 200), 3), ((5, 130, 64), 2)]
 @pytest.mark.parametrize("layout, dtype", [("NN", torch.bfloat16), ("NT", torch.bfloat16), ("TN", torch.bfloat16),
                                            ("TT", torch.bfloat16), ("NT", torch.float16), ("NN", torch.float32)],
                          ids=str)
-@pytest.mark.parametrize("shape, split", TMA_SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
+@pytest.mark.parametrize("shape, split", TMA_SPLIT_SHAPES,
+                         ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
 def test_tma_split_k_against_float64(shape, split, layout, dtype, device, tma_kernel):
     """The TMA kernel's units of (slice, tile) leave fp32 partial sums that the second pass adds up: every
     layout, staged operands (odd K), a C stored through pointers (odd N) and empty or short slices."""

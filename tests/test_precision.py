@@ -1,10 +1,10 @@
 """Precision beyond torch.mm: float32 products in tf32x3 (three TF32 tensor-core products)."""
 import pytest
 import torch
-from conftest import every_product_on_tma, rel_err
+from conftest import every_product_on_the_tma_kernel, rel_err
 
 import tritonmm
-from tritonmm import config_space, device as devices, plan
+from tritonmm import config_space, plan
 from tritonmm.plan import Product, resolve_precision
 from tritonmm.tune import operands
 
@@ -101,12 +101,7 @@ def test_tf32_split_parts(device):
 def split_path(monkeypatch, device):
     """Every tf32x3 product on the TMA kernel with split operands: on Hopper, or in the CPU
     interpreter (which runs tensor descriptors) as if on one."""
-    if device == "cpu":
-        hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
-        monkeypatch.setattr(plan.device, "facts", lambda d: hopper)
-    elif not devices.facts(torch.device(device)).tma:
-        pytest.skip("the TMA kernel needs Hopper")
-    every_product_on_tma(monkeypatch)
+    every_product_on_the_tma_kernel(monkeypatch, device)
 
 
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])

@@ -347,7 +347,8 @@ def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms) -> in
         return 1
     operands = (M + N) * K * elem_bytes
     for split in range(2, MAX_SPLIT_K + 1):
-        if triton.cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS or split * M * N * 4 > TMA_SPLIT_MAX_WORKSPACE * operands:
+        too_short = triton.cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS
+        if too_short or split * M * N * 4 > TMA_SPLIT_MAX_WORKSPACE * operands:
             return 1
         if _fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
             return split
