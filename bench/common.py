@@ -25,6 +25,16 @@ def rel_err(out, ref) -> float:
     return ((out.double() - ref).norm() / ref.norm()).item()
 
 
+def replay_errors(graphs: dict, outs: dict, sets: list) -> dict:
+    """{name: rel_err} of each outs[name] after one replay of every graph, each of which computes
+    its out for every operand set in turn: checked against the last set's float64 product."""
+    for g in graphs.values():
+        g.replay()
+    torch.cuda.synchronize()
+    ref = sets[-1][0].double() @ sets[-1][1].double()
+    return {name: rel_err(out, ref) for name, out in outs.items()}
+
+
 def interleaved_times(fns: dict, rounds: int) -> dict:
     """{name: do_bench's median ms in each round}, every fn timed once per round, in turn."""
     for fn in fns.values():

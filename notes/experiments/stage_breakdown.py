@@ -24,8 +24,8 @@ import torch
 from tabulate import tabulate
 
 import tritonmm
-from tritonmm import plan, timing, tuning
-from bench.common import copies, rel_err
+from tritonmm import plan, tuning
+from bench.common import copies, interleaved_times, replay_errors
 from bench.sweep import _graph, _operands
 
 SHAPES = [(97, 70, 786, "NT"), (93, 529, 6074, "NT"), (130, 520, 6002, "NT"), (48, 4100, 2050, "NT"),
@@ -88,17 +88,10 @@ for M, N, K, layout in SHAPES:
         picks[setting] = f"{p.path}{'+staged' if p.staged else ''}{c_ptr}{' g' if p.graph_only else ''} " \
                          f"{name(tu._memory[p.tuning_key])} ({staged / 1e6:.1f} MB)"
     plan.POINTER_STAGE_MAX_LOAD_BYTES = 4
-    for g in graphs.values():
-        g.replay()
-    torch.cuda.synchronize()
-    ref = sets[-1][0].double() @ sets[-1][1].double()
-    errs = {n: rel_err(o, ref) for n, o in outs.items()}
+    errs = replay_errors(graphs, outs, sets)
     assert all(e < 1e-2 for e in errs.values()), errs
-    t = {n: [] for n in graphs}
-    for _ in range(3):
-        for n, g in graphs.items():
-            t[n].append(timing.median_ms(g.replay) / len(sets) * 1e3)
-    us = {n: statistics.median(v) for n, v in t.items()}
+    rounds = interleaved_times({n: g.replay for n, g in graphs.items()}, 3)
+    us = {n: statistics.median(v) / len(sets) * 1e3 for n, v in rounds.items()}
     for setting in SETTINGS:
         parts[setting] = breakdown(graphs[setting], len(sets))
     a0, b0 = sets[0]

@@ -32,7 +32,7 @@ from triton.runtime.errors import OutOfResources, PTXASError
 
 import tritonmm
 from tritonmm import config_space, plan, timing
-from bench.common import copies, rel_err
+from bench.common import copies, interleaved_times, replay_errors
 from bench.sweep import _graph, _operands
 
 SHAPES = [(288, 8192, 28672, "NT"), (487, 5120, 5120, "NT"), (284, 5120, 5120, "NT"), (227, 5120, 5120, "NT"),
@@ -93,17 +93,10 @@ for M, N, K, layout in SHAPES:
               "split": _graph(lambda a, b: tritonmm.matmul(a, b, out=outs["split"], config=best_split), sets)}
     for o in outs.values():
         o.fill_(float("nan"))
-    for g in graphs.values():
-        g.replay()
-    torch.cuda.synchronize()
-    ref = sets[-1][0].double() @ sets[-1][1].double()
-    errs = {n: rel_err(o, ref) for n, o in outs.items()}
+    errs = replay_errors(graphs, outs, sets)
     assert all(e < 1e-2 for e in errs.values()), errs
-    t = {n: [] for n in graphs}
-    for _ in range(3):
-        for n, g in graphs.items():
-            t[n].append(timing.median_ms(g.replay) / len(sets) * 1e3)
-    us = {n: statistics.median(v) for n, v in t.items()}
+    rounds = interleaved_times({n: g.replay for n, g in graphs.items()}, 3)
+    us = {n: statistics.median(v) / len(sets) * 1e3 for n, v in rounds.items()}
     tiles = triton.cdiv(M, best_split.kwargs["BLOCK_M"]) * triton.cdiv(N, best_split.kwargs["BLOCK_N"])
     rows.append([f"{M}x{N}x{K} {layout}", f"{us['torch']:.1f}",
                  f"{name(best_base)}: {us['base']:.1f} ({us['torch'] / us['base']:.2f})",

@@ -21,8 +21,8 @@ import torch
 from tabulate import tabulate
 
 import tritonmm
-from tritonmm import plan, timing, tuning
-from bench.common import copies, rel_err
+from tritonmm import plan, tuning
+from bench.common import copies, interleaved_times, replay_errors
 from bench.sweep import _graph, _operands
 
 SHAPES = [(3027, 70, 2332, "NT"), (2000, 92, 3004, "NT"), (5124, 140, 244, "NN"), (300, 4100, 2052, "NT"),
@@ -55,17 +55,10 @@ for M, N, K, layout in SHAPES:
                       f"s{cfg.num_stages}" + (f" sk{k['SPLIT_K']}" if k.get("SPLIT_K", 1) > 1 else "")
         staged = p._staged_bytes()  # the pointer setting's: its operands are the caller's
     setting_product(BARS)
-    for g in graphs.values():
-        g.replay()
-    torch.cuda.synchronize()
-    ref = sets[-1][0].double() @ sets[-1][1].double()
-    errs = {n: rel_err(o, ref) for n, o in outs.items()}
+    errs = replay_errors(graphs, outs, sets)
     assert all(e < 1e-2 for e in errs.values()), errs
-    t = {n: [] for n in graphs}
-    for _ in range(3):
-        for n, g in graphs.items():
-            t[n].append(timing.median_ms(g.replay) / len(sets) * 1e3)
-    us = {n: statistics.median(v) for n, v in t.items()}
+    rounds = interleaved_times({n: g.replay for n, g in graphs.items()}, 3)
+    us = {n: statistics.median(v) / len(sets) * 1e3 for n, v in rounds.items()}
     widths = ".".join(str(plan._load_bytes(x, plan._vec_hint(x))) for x in sets[0])
     rows.append([f"{M}x{N}x{K} {layout}", widths, f"{M * N * K / max(staged, 1):.0f}", f"{us['torch']:.2f}"]
                 + [f"{picks[n]}: {us[n]:.2f} ({us['torch'] / us[n]:.2f})" for n in ("staged", "pointer")])
