@@ -69,9 +69,13 @@ for M, N, K, layout in SHAPES:
     print(f"{M}x{N}x{K} {layout}: cuBLAS {cublas_kernels(sets, out_t)}", flush=True)
     p = plan.Product(*sets[0], out, "native", captured=True)
     assert p.path == "tma", p.path
-    base = p.candidates()
+    # Unsplit candidates only: since 3390d99 the tuner's candidates hold split variants too (tma_split_for),
+    # which join the pinned split configs below.
+    offered = p.candidates()
+    base = [c for c in offered if config_space.split_k(c) == 1]
     k_steps = triton.cdiv(K, 64)
     splits = [config_space.make_config(*t, SPLIT_K=s) for t in TILES for s in SPLITS if k_steps // s >= MIN_STEPS]
+    splits += [c for c in offered if config_space.split_k(c) > 1 and c not in splits]
     times = {}
     for cfg in base + splits:
         call = lambda a, b, c=cfg: tritonmm.matmul(a, b, out=out, config=c)  # noqa: E731
