@@ -47,6 +47,17 @@ def interleaved_times(fns: dict, rounds: int) -> dict:
     return times
 
 
+def kernels_run(fn) -> str:
+    """The kernels fn() launches and their device times (torch.profiler, after a call to warm up): what a
+    library such as cuBLAS chose for a product, for the experiments' notes."""
+    fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return "; ".join(f"{e.name[:70]} {e.device_time:.1f}us" for e in prof.events() if e.device_time > 0)
+
+
 def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, captured: bool = False) -> tuple:
     """(text, (BLOCK_M, BLOCK_N)): the kernel path and config tritonmm's planner chose for a @ b called
     eagerly or (captured) in a CUDA graph, after an eager call has tuned it. An FP8 product's scales and

@@ -1,10 +1,10 @@
 """Launches run on the operands' device, whatever device is current; device facts per device."""
 import pytest
 import torch
-from conftest import rel_err
+from conftest import every_product_on_the_tma_kernel, rel_err
 
 import tritonmm
-from tritonmm import device, plan
+from tritonmm import config_space, device, plan
 from tritonmm.tune import operands
 
 
@@ -59,6 +59,30 @@ def test_multigpu_products_on_another_device(tuned, path, monkeypatch, tmp_path)
                 y = tritonmm.linear(x, w, bias, "gelu", input_precision="ieee")
                 ref = torch.nn.functional.gelu(torch.nn.functional.linear(x.double(), w.double(), bias.double()))
                 assert ((y.double() - ref).norm() / ref.norm()) < 1e-5, rows
+        assert torch.cuda.current_device() == 0
+    torch.cuda.synchronize(0)
+    torch.cuda.synchronize(1)
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+def test_multigpu_staged_and_split_products_on_another_device(monkeypatch, tmp_path):
+    """Staging copies (rows not 16-byte aligned; the copy kernel has a relaunch cache of its own) and the TMA
+    kernel's split-K workspace are made and run on the operands' device, cuda:0 current; each staged product
+    is called twice, the second call a relaunch."""
+    _two_gpus()
+    every_product_on_the_tma_kernel(monkeypatch, "cuda:1")
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    torch.cuda.set_device(0)
+    split = config_space.make_config(64, 64, 64, 3, 4, SPLIT_K=3)
+    for dev in ("cuda:1", "cuda:0", "cuda:1"):
+        a, b = operands(131, 97, 517, torch.bfloat16, "NN", dev)  # rows of 517 and 97 elements: both staged
+        for _ in range(2):
+            out = tritonmm.mm(a, b)
+            assert out.device == torch.device(dev) and rel_err(out, a, b) < 1e-2, dev
+        a, b = operands(192, 160, 1024, torch.bfloat16, "NT", dev)
+        out = plan.product(a, b, precision="native", config=split)
+        assert out.device == torch.device(dev) and rel_err(out, a, b) < 1e-2, dev
         assert torch.cuda.current_device() == 0
     torch.cuda.synchronize(0)
     torch.cuda.synchronize(1)

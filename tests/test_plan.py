@@ -670,10 +670,12 @@ def test_path_rule():
     # 3000x3001x2999 bf16: staging A and B moves 72 MB for 27 G multiply-adds: worth it (C is stored through pointers)
     assert plan.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999))
     # 1023x1025x1027 is below TMA_MIN_MACS, but unaligned: 1.1 G multiply-adds for 8.4 MB of copies,
-    # worth it in a CUDA graph; an eager call would spend longer launching the copies
+    # worth it in a CUDA graph; an eager call would spend as long launching the copies as the pointer kernel
+    # takes. 1500x1501x1499 (3.4 G) stages eagerly too (from STAGE_EAGER_MIN_MACS).
     staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)
     assert plan.tma_path(hopper, 1023, 1025, 1027, staged, captured=True)
     assert not plan.tma_path(hopper, 1023, 1025, 1027, staged)
+    assert plan.tma_path(hopper, 1500, 1501, 1499, 2 * 2 * (1500 * 1499 + 1499 * 1501))
     assert not plan.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257), captured=True)  # few tiles
     # 77x4099x2049 x @ W.T: 19 multiply-adds per byte the copies move, staged in a CUDA graph (session 12: 29.4
     # against 30.2 us on the pointer kernel); eagerly below STAGE_EAGER_MIN_MACS

@@ -11,6 +11,14 @@ import torch
 
 from .validation import FP8_DTYPES
 
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b), for the host. triton.cdiv is a ConstexprFunction in Triton 3.6 and 3.8 (seen in both): 2.1 us a
+    call on the CPU machine (triton 3.8) against 0.03 for this, and a staged relaunch called it six times (session
+    21, run 2)."""
+    return -(-a // b)
+
+
 TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
@@ -114,7 +122,7 @@ def one_row(M, N, Z, num_sms, k_contiguous: bool):
     if M != 1 or not k_contiguous:
         return None
     cfg = gemv_space()[0]
-    return cfg if Z * triton.cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
+    return cfg if Z * cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
 
 
 def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:
@@ -136,7 +144,7 @@ def narrow_space(family_name: str) -> list:
 
 def narrow(family_name: str, M, N, num_sms) -> list:
     """The family's narrow tiles where 64x64 tiles would leave some of num_sms SMs idle, else none."""
-    return narrow_space(family_name) if triton.cdiv(M, 64) * triton.cdiv(N, 64) < num_sms else []
+    return narrow_space(family_name) if cdiv(M, 64) * cdiv(N, 64) < num_sms else []
 
 
 def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
@@ -274,7 +282,7 @@ def tuned_tma_only(c: triton.Config) -> bool:
 def tall_tile_serves(N: int) -> bool:
     """Whether 128-wide tiles cover N with less padding than 256-wide ones (N of 272: 384 against 512
     columns; N of 400 or 4096: the same), where the tuner times TUNED_TMA_ONLY's tall tile."""
-    return triton.cdiv(N, 128) * 128 < triton.cdiv(N, 256) * 256
+    return cdiv(N, 128) * 128 < cdiv(N, 256) * 256
 
 
 # Split-K (kernels/gemm.py, pointer path): a product with fewer tiles than SMs leaves SMs idle,
@@ -298,7 +306,7 @@ def split_for(tiles: int, k_steps: int, num_sms: int) -> int:
 def _split_of(cfg: triton.Config, M, N, K, num_sms) -> int:
     """split_for with cfg's tile: its tiles over (M, N) and its K steps."""
     k = cfg.kwargs
-    return split_for(triton.cdiv(M, k["BLOCK_M"]) * triton.cdiv(N, k["BLOCK_N"]), triton.cdiv(K, k["BLOCK_K"]),
+    return split_for(cdiv(M, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"]), cdiv(K, k["BLOCK_K"]),
                      num_sms)
 
 
@@ -309,7 +317,7 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
     for c in cfgs:
         out.append(c)
         k = c.kwargs
-        k_steps = triton.cdiv(K, k["BLOCK_K"])
+        k_steps = cdiv(K, k["BLOCK_K"])
         split = _split_of(c, M, N, K, num_sms)
         if split > 1:
             for s in (split, 2 * split):
@@ -335,19 +343,19 @@ TMA_SPLIT_MIN_STEPS = 16  # K steps a slice, at least: a unit's fp32 store must 
 
 def _fill(units: int, num_sms: int) -> float:
     """How full the waves of ``units`` programs are on num_sms SMs."""
-    return units / (num_sms * triton.cdiv(units, num_sms))
+    return units / (num_sms * cdiv(units, num_sms))
 
 
 def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms) -> int:
     """Slices of K for a TMA tile of BLOCK_M x BLOCK_N: the fewest (2 to MAX_SPLIT_K) whose units fill
     TMA_SPLIT_MIN_FILL of their waves, where the whole tiles fill less, each slice keeps TMA_SPLIT_MIN_STEPS
     K steps and the fp32 workspace stays within TMA_SPLIT_MAX_WORKSPACE of the operands; else 1."""
-    tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
+    tiles = cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)
     if _fill(tiles, num_sms) >= TMA_SPLIT_MIN_FILL:
         return 1
     operands = (M + N) * K * elem_bytes
     for split in range(2, MAX_SPLIT_K + 1):
-        too_short = triton.cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS
+        too_short = cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS
         if too_short or split * M * N * 4 > TMA_SPLIT_MAX_WORKSPACE * operands:
             return 1
         if _fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
@@ -386,8 +394,8 @@ TAIL_MAX_FILL = 0.5
 def tail_rows(M, N, BLOCK_M, BLOCK_N, num_sms) -> int:
     """Rows [0, tail_rows) whose tiles fill whole waves of num_sms programs; 0 where the last wave is
     more than TAIL_MAX_FILL full, or there is no whole wave."""
-    per_row = triton.cdiv(N, BLOCK_N)
-    waves, left = divmod(triton.cdiv(M, BLOCK_M) * per_row, num_sms)
+    per_row = cdiv(N, BLOCK_N)
+    waves, left = divmod(cdiv(M, BLOCK_M) * per_row, num_sms)
     if not waves or not left or left > TAIL_MAX_FILL * num_sms:
         return 0
     rows = waves * num_sms // per_row * BLOCK_M
@@ -397,7 +405,7 @@ def tail_rows(M, N, BLOCK_M, BLOCK_N, num_sms) -> int:
 def tail_config(rows, N) -> triton.Config:
     """The tile of a wave-tail launch over ``rows`` rows: 64x128 where those tiles fill half the SMs,
     else 64x64 (the better of the two in each of session 7's three measured tails)."""
-    wide = triton.cdiv(rows, 64) * triton.cdiv(N, 128) >= 66
+    wide = cdiv(rows, 64) * cdiv(N, 128) >= 66
     return make_config(64, 128, 64, 4, 4) if wide else make_config(64, 64, 128, 4, 4)
 
 
@@ -429,7 +437,7 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
 
     def score(c):
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+        tiles = cdiv(M, bm) * cdiv(N, bn)
         return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
 
     best = max(kept, key=score)

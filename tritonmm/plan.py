@@ -31,6 +31,8 @@ from .kernels.gemv import gemv_kernel
 from .kernels.split_k import split_k_reduce_kernel
 from .kernels.copy import copy_kernel
 
+cdiv = config_space.cdiv
+
 
 @torch.compiler.assume_constant_result  # torch.compile reads the flag when it traces, as for torch.mm
 def torch_uses_tf32() -> bool:
@@ -113,14 +115,18 @@ STAGE_MIN_MACS_PER_BYTE = 16
 WIDE_READ_BYTES = 8
 STAGE_MIN_MACS_PER_BYTE_WIDE_READS = 50
 
-# Eagerly, a staged product pays its copies (one launch for both operands; until session 17 C's copy too),
-# their buffers and the product's launch on the host (109 us a call in session 4; 184 us at 1023x1025x1027
-# and 269 us at 2047x2049x2051 against 21 and 79 us of device time in graph replay, session 7, run 3,
-# with C staged; not measured since): host-bound below the pointer kernel's time
-# on unaligned rows (~110 TFLOP/s: 2047x2049x2051 in ~160 us, where torch.mm takes 165). So eager calls
-# stage only products of at least this many multiply-adds (4095x4097x1531 and 3000x3001x2999 ran
-# 1.78-2.38x torch.mm eagerly staged); inside a CUDA graph, the intensity rule alone decides.
-STAGE_EAGER_MIN_MACS = 2 ** 34
+# Eagerly, a staged product pays on the host for its copies' launch, their two buffers and the product's
+# launch: about 36-41 us a call of wall time where the device is not the bound, against 14-25 us on the pointer
+# kernel (session 21, run 3, notes/experiments/eager_staging.py: bf16, eager back-to-back calls over operand
+# copies rotated past the L2, 3 interleaved rounds, x torch.mm, unstaged / staged): 97x70x786 x @ W.T
+# 0.90 / 0.39, 910x1182x350 0.67 / 0.32, 77x4099x2049 x @ W.T (0.65 G multiply-adds) 0.87 / 0.62,
+# 251x2404x1555 (0.94 G) 0.97 / 0.85, 1023x1025x1027 (1.08 G) 0.84 / 0.87 (0.74 staged in run 5's sweep: a tie
+# within the host's noise); from 2 G up the pointer kernel's 2-byte reads cost more than the staged call:
+# 700x1800x2046 x @ W.T (2.6 G) 0.77 / 1.12, 1500x1501x1499 1.19 / 2.08, 2047x2049x2051 1.02 / 1.68 (1.66 in run
+# 5's sweep). So eager calls stage only products of at least this many multiply-adds (2**34 until session 20,
+# from session 4's 109-269 us staged calls: one launch per copy, every argument bound by Triton); inside a CUDA
+# graph, the intensity rule alone decides.
+STAGE_EAGER_MIN_MACS = 2 ** 31
 
 # Products on the pointer kernel (few tiles, which split-K spreads; or under the TMA bar in a graph) whose
 # 16-bit operands it reads at most this many bytes at a time (rows not 16-byte aligned, or a contiguous dim whose
@@ -186,7 +192,7 @@ TMA_MIN_ROWS = 2
 
 
 def _few_tiles(facts, M, N) -> bool:
-    return triton.cdiv(M, 64) * triton.cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
+    return cdiv(M, 64) * cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
 
 
 def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_bytes: int = 2) -> bool:
@@ -229,7 +235,8 @@ ROW_PAD = 16
 def _aligned_empty(rows, cols, like: torch.Tensor) -> torch.Tensor:
     """A (rows, cols) row-major view of a new buffer whose rows start a multiple of ROW_PAD elements
     apart (16-byte aligned rows: TMA's rule)."""
-    return torch.empty((rows, triton.cdiv(cols, ROW_PAD) * ROW_PAD), dtype=like.dtype, device=like.device)[:, :cols]
+    # new_empty_strided: 1 us on the CPU machine against 3.4 for torch.empty and a slice (each staged call makes two)
+    return like.new_empty_strided((rows, cols), (cdiv(cols, ROW_PAD) * ROW_PAD, 1))
 
 
 def _aligned_like(t: torch.Tensor) -> torch.Tensor:
@@ -261,7 +268,7 @@ def _stage(stagers, a, b, traced: bool = False) -> tuple:
 def _padded_k(K: int, like: torch.Tensor) -> int:
     """K rounded up to a multiple of 16 bytes of like's elements."""
     per = 16 // like.element_size()
-    return triton.cdiv(K, per) * per
+    return cdiv(K, per) * per
 
 
 def _padded_a_like(a: torch.Tensor) -> torch.Tensor:
@@ -395,17 +402,8 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=N
     assert lo is None or lo.stride() == y.stride(), "the kernel writes lo with y's strides"
     assert lo is None or pair is None, "a pair is two plain copies"
     x2, y2 = pair if pair is not None else (x, y)  # unread without a pair
-    assert all(ny >= nx for ny, nx in zip((*y.shape, *y2.shape), (*x.shape, *x2.shape))), "y holds x"
-    (RY, CY), (RY2, CY2) = y.shape, y2.shape
-    grid = (triton.cdiv(RY, 64) * triton.cdiv(CY, 64) + (triton.cdiv(RY2, 64) * triton.cdiv(CY2, 64) if pair else 0),)
-    if not grid[0]:
-        return y
-    args = (x, y, lo, x2, y2, *x.shape, RY, CY, *x.stride(), *y.stride(), *x2.shape, RY2, CY2, *x2.stride(),
-            *y2.stride())
-    split, paired = lo is not None, pair is not None
-    pad = y.shape != x.shape or y2.shape != x2.shape
     key = None
-    if not traced and fast_launch.enabled():
+    if not traced and fast_launch.enabled():  # a copy seen before: launched before anything else is worked out
         key = (x.device, x.dtype, x.shape, y.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
                None if lo is None else lo.data_ptr() & 15,
                pair and (x2.dtype, x2.shape, y2.shape, x2.stride(), y2.stride(), x2.data_ptr() & 15,
@@ -413,8 +411,17 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=N
         known = _copy_launches.get(key)
         if known is not None:
             with device.on_device(x.device):
-                if known(args[:5], fast_launch.current_stream(device.index(x.device))):
+                if known((x, y, lo, x2, y2), fast_launch.current_stream(device.index(x.device))):
                     return y
+    assert all(ny >= nx for ny, nx in zip((*y.shape, *y2.shape), (*x.shape, *x2.shape))), "y holds x"
+    (RY, CY), (RY2, CY2) = y.shape, y2.shape
+    grid = (cdiv(RY, 64) * cdiv(CY, 64) + (cdiv(RY2, 64) * cdiv(CY2, 64) if pair else 0),)
+    if not grid[0]:
+        return y
+    args = (x, y, lo, x2, y2, *x.shape, RY, CY, *x.stride(), *y.stride(), *x2.shape, RY2, CY2, *x2.stride(),
+            *y2.stride())
+    split, paired = lo is not None, pair is not None
+    pad = y.shape != x.shape or y2.shape != x2.shape
     with device.on_device(x.device):
         compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired, PAD=pad)
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
@@ -639,7 +646,7 @@ class Product:
 
     def grid(self, meta, split: int = 1, rows=None):
         """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
-        tiles = triton.cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * triton.cdiv(self.N, meta["BLOCK_N"])
+        tiles = cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * cdiv(self.N, meta["BLOCK_N"])
         return (min(tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
     def tail_rows(self, cfg: triton.Config) -> int:
@@ -670,7 +677,7 @@ class Product:
         options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)
         if config_space.is_gemv(cfg):  # the caller's operands and out, as they are (self.staged: not for it)
             tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
-            grid = (self.Z * self.M * triton.cdiv(self.N, tile["BLOCK_N"]),)
+            grid = (self.Z * self.M * cdiv(self.N, tile["BLOCK_N"]),)
             return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out), dict(self._epilogue(), **tile),
                      options)]
         ranges = self.row_ranges(cfg)
@@ -697,7 +704,7 @@ class Product:
                      (a3, b3, ws, None, None, None, self.M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
                       *ws.stride(), 0, 0),
                      dict(self.constants, **tile, **plain, SPLIT_K=split, VEC_C=_vec_hint(ws)), options)
-        second = (split_k_reduce_kernel, (triton.cdiv(self.M, 32), triton.cdiv(self.N, 128)),
+        second = (split_k_reduce_kernel, (cdiv(self.M, 32), cdiv(self.N, 128)),
                   (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
                   dict(num_warps=4))
@@ -921,7 +928,7 @@ def _runs_opaque(a, b) -> bool:
     M, K, N = _hint(a.shape[0]), _hint(a.shape[1]), _hint(b.shape[1])
     facts = device.facts(a.device)
     if _few_tiles(facts, M, N):
-        return config_space.split_for(triton.cdiv(M, 64) * triton.cdiv(N, 64), triton.cdiv(K, 64), facts.num_sms) > 1
+        return config_space.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
 
 

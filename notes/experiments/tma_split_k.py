@@ -32,7 +32,7 @@ from triton.runtime.errors import OutOfResources, PTXASError
 
 import tritonmm
 from tritonmm import config_space, plan, timing
-from bench.common import copies, interleaved_times, replay_errors
+from bench.common import copies, interleaved_times, kernels_run, replay_errors
 from bench.sweep import _graph, _operands
 
 SHAPES = [(288, 8192, 28672, "NT"), (487, 5120, 5120, "NT"), (284, 5120, 5120, "NT"), (227, 5120, 5120, "NT"),
@@ -54,19 +54,12 @@ def name(cfg):
         (f" sk{k['SPLIT_K']}" if k.get("SPLIT_K", 1) > 1 else "") + (" +tail" if k.get("TAIL") else "")
 
 
-def cublas_kernels(sets, out):
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        torch.mm(*sets[0], out=out)
-        torch.cuda.synchronize()
-    return "; ".join(f"{e.name[:70]} {e.device_time:.1f}us" for e in prof.events() if e.device_time > 0)
-
-
 rows = []
 for M, N, K, layout in SHAPES:
     sets = [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
     out_t = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    print(f"{M}x{N}x{K} {layout}: cuBLAS {cublas_kernels(sets, out_t)}", flush=True)
+    print(f"{M}x{N}x{K} {layout}: cuBLAS {kernels_run(lambda: torch.mm(*sets[0], out=out_t))}", flush=True)
     p = plan.Product(*sets[0], out, "native", captured=True)
     assert p.path == "tma", p.path
     # Unsplit candidates only: since 3390d99 the tuner's candidates hold split variants too (tma_split_for),
