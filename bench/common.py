@@ -66,6 +66,11 @@ def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, capture
     cfg, path = chosen(a, b, "native", scales=(scale_a, scale_b), out_dtype=out_dtype, captured=captured)
     kw = cfg.kwargs
     path = "one-row" if kw["BLOCK_M"] == 1 else path  # kernels/gemv.py, on the pointer path
-    text = (f"{path} {kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"
+    return f"{path} {config_text(cfg)}", (kw["BLOCK_M"], kw["BLOCK_N"])
+
+
+def config_text(cfg) -> str:
+    """A config as the tables print it: tile, warps, stages, then split-K and wave-tail where it has them."""
+    kw = cfg.kwargs
+    return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"
             + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else "") + (" +tail" if kw.get("TAIL") else ""))
-    return text, (kw["BLOCK_M"], kw["BLOCK_N"])

@@ -392,6 +392,15 @@ def launcher(kernel, traced: bool):
 _copy_launches: dict = {}
 
 
+def launch_step(step, traced: bool = False):
+    """Launches one of Product.steps' (kernel, grid, args, constants, launch options), a TMA kernel's descriptors
+    fitted to its tile first; returns Triton's compiled kernel (None in the interpreter or under tracing)."""
+    kernel, grid, args, constants, options = step
+    if kernel is gemm_tma_kernel:
+        fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
+    return launcher(kernel, traced)[grid](*args, **constants, **options)
+
+
 def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=None) -> torch.Tensor:
     """y[:] = x for 2-D tensors of any strides, through copy_kernel; returns y. y may be larger than x
     along either dim: its elements outside x get 0 (a padded K). With ``lo`` (float32; a tensor of y's
@@ -713,13 +722,7 @@ class Product:
     def run(self, cfg: triton.Config) -> list:
         """Launches under ``cfg``; returns the launches as
         (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
-        launched = []
-        for step in self.steps(cfg):
-            kernel, grid, args, constants, options = step
-            if kernel is gemm_tma_kernel:
-                fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
-            launched.append((launcher(kernel, self.traced)[grid](*args, **constants, **options), step))
-        return launched
+        return [(launch_step(step, self.traced), step) for step in self.steps(cfg)]
 
     def compiled(self, launched):
         """What fast_launch needs to relaunch the launches run() made (its staging copies are

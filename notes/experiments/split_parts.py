@@ -21,8 +21,7 @@ from tabulate import tabulate
 
 import tritonmm
 from tritonmm import config_space, plan
-from tritonmm.kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
-from bench.common import copies, interleaved_times, kernels_run, replay_errors
+from bench.common import config_text, copies, interleaved_times, kernels_run, replay_errors
 from bench.sweep import _graph, _operands
 
 SHAPES = [(12, 5120, 5120, "NT"), (55, 2048, 6144, "NT"), (784, 432, 2448, "NN"), (16, 14336, 4096, "NT"),
@@ -35,19 +34,6 @@ PINNED = [(64, 64, 128, 4, 4, 1), (64, 64, 128, 4, 4, 2), (64, 64, 128, 4, 4, 3)
 os.environ["TRITONMM_CACHE_DIR"] = tempfile.mkdtemp()
 
 
-def name(cfg):
-    k = cfg.kwargs
-    return f"{k['BLOCK_M']}x{k['BLOCK_N']}x{k['BLOCK_K']} s{cfg.num_stages} w{cfg.num_warps}" + \
-        (f" sk{k['SPLIT_K']}" if k.get("SPLIT_K", 1) > 1 else "")
-
-
-def launch(step):
-    kernel, grid, args, constants, options = step
-    if kernel is gemm_tma_kernel:
-        fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
-    plan.launcher(kernel, False)[grid](*args, **constants, **options)
-
-
 table = []
 for M, N, K, layout in SHAPES:
     sets = [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
@@ -57,10 +43,10 @@ for M, N, K, layout in SHAPES:
              "tuned": lambda a, b: tritonmm.matmul(a, b, out=outs["tuned"])}
     calls["tuned"](*sets[0])
     tuned, path = plan.chosen(*sets[0], "native", captured=True)
-    cfgs = {f"tuned {path} {name(tuned)}": tuned}
+    cfgs = {f"tuned {path} {config_text(tuned)}": tuned}
     for t in PINNED:
         cfg = config_space.make_config(*t[:5], SPLIT_K=t[5])
-        cfgs.setdefault(f"pinned {name(cfg)}", cfg)
+        cfgs.setdefault(f"pinned {config_text(cfg)}", cfg)
     graphs = {n: _graph(c, sets) for n, c in calls.items()}
     keep = []
     for label, cfg in cfgs.items():
@@ -70,11 +56,12 @@ for M, N, K, layout in SHAPES:
             continue
         steps = [p.steps(cfg) for p in products]
         keep.append(steps)  # the graphs' workspaces and descriptors live as long as the graphs
-        graphs[label] = _graph(lambda i: [launch(s) for s in steps[i]], [(i,) for i in range(len(sets))])
+        graphs[label] = _graph(lambda i: [plan.launch_step(s) for s in steps[i]], [(i,) for i in range(len(sets))])
         outs[label] = out
         if len(steps[0]) == 2:
             for part, j in (("first", 0), ("second", 1)):
-                graphs[f"{label} [{part}]"] = _graph(lambda i, j=j: launch(steps[i][j]), [(i,) for i in range(len(sets))])
+                graphs[f"{label} [{part}]"] = _graph(lambda i, j=j: plan.launch_step(steps[i][j]),
+                                                     [(i,) for i in range(len(sets))])
     errs = replay_errors({k: g for k, g in graphs.items() if k in outs}, outs, sets)
     times = interleaved_times({k: g.replay for k, g in graphs.items()}, rounds=3)
     med = {k: sorted(v)[1] * 1e3 / len(sets) for k, v in times.items()}
