@@ -31,7 +31,7 @@ from tritonmm import timing  # noqa: E402
 from tritonmm.tune import parse_shape  # noqa: E402
 
 from . import fp8, impls, ncu, report, scaling, sweep, traffic  # noqa: E402
-from .common import copies, rel_err  # noqa: E402
+from .common import copies, device_ms, rel_err  # noqa: E402
 
 PRESETS = {
     "square": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)],
@@ -47,7 +47,7 @@ def copy_bandwidth_TBps() -> float:
     """Device-to-device copy of 1 GiB, counting bytes read plus bytes written."""
     src = torch.randn(2 ** 28, device="cuda")
     dst = torch.empty_like(src)
-    ms = timing.median_ms(lambda: dst.copy_(src))
+    ms = device_ms(lambda: dst.copy_(src))
     return 2 * src.numel() * 4 / (ms * 1e-3) / 1e12
 
 
@@ -161,7 +161,7 @@ def measure(precision, shapes, only, progress, rounds=1):
             timed.append((row, lambda impl=impl, cycle=cycle, out=out: impl.run(*next(cycle), out), []))
         for _ in range(rounds):
             for row, fn, times in timed:
-                times.append(timing.median_ms(fn))
+                times.append(device_ms(fn))
         for row, fn, times in timed:
             row["ms"] = statistics.median(times)
             row["tflops"] = timing.tflops(M, N, K, row["ms"])
@@ -233,7 +233,7 @@ def run_sweep(args, argv) -> int:
     summary = sweep.summarize(rows)
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
           + (f"{args.draw} shapes drawn with seed {args.seed} (bench/sweep.py's draw); " if drawn else "")
-          + f"graph: do_bench of a CUDA graph replay over the operand copies, per product; eager: wall time of "
+          + f"graph: device time (common.device_ms) of a CUDA graph replay over the operand copies, per product; eager: wall time of "
           f"back-to-back calls; medians of {args.rounds} interleaved round(s); "
           f"x = torch.mm time / tritonmm time" + ("" if "fp8" not in dtypes else
           f"; fp8: {sweep.FP8_NOTE}") + "\n")
@@ -327,7 +327,7 @@ def main(argv=None) -> int:
     meta["peaks_tflops"] = {pr: max((r["tflops"] for r in rows if r["precision"] == pr and is_base(r) and r["tflops"]),
                                     default=None) for pr in precisions}
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
-          f"device copy {meta['copy_TBps']:.2f} TB/s; do_bench medians"
+          f"device copy {meta['copy_TBps']:.2f} TB/s; device-time medians (common.device_ms)"
           + (f", median of {args.rounds} interleaved rounds" if args.rounds > 1 else ""))
     for precision in precisions:
         print(f"\n## {precision}" + report.TITLES.get(precision, ""))

@@ -35,15 +35,25 @@ def replay_errors(graphs: dict, outs: dict, sets: list) -> dict:
     return {name: rel_err(out, ref) for name, out in outs.items()}
 
 
+def device_ms(fn) -> float:
+    """The bench's device time of fn() in ms: do_bench's loop (timing.median_ms) with the L2 emptied by reading a
+    256 MB buffer before each run instead of do_bench's memset of it. The memset leaves the L2 full of dirty lines,
+    which the run's first misses write back to HBM while it reads. Session 22 (notes/experiments/l2_flush.py, H100,
+    bf16, CUDA-graph replays over operand copies rotated past the L2): memset-flushed times were 1.14-1.22x the
+    read-flushed ones on decode products (16x14336x4096 x @ W.T: 55.2 against 45.8 us for cuBLAS) and 1.10-1.14x at
+    4096^3, while read-flushed times stayed within 1-4% of back-to-back replays with no flush at all."""
+    return timing.median_ms(fn, flush="read")
+
+
 def interleaved_times(fns: dict, rounds: int) -> dict:
-    """{name: do_bench's median ms in each round}, every fn timed once per round, in turn."""
+    """{name: device_ms in each round}, every fn timed once per round, in turn."""
     for fn in fns.values():
         fn()  # compile, tune and warm up outside the timing
     torch.cuda.synchronize()
     times = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            times[name].append(timing.median_ms(fn))
+            times[name].append(device_ms(fn))
     return times
 
 

@@ -89,7 +89,7 @@ def rel_errors(fns: dict, ops: tuple) -> dict:
 
 def measure_shape(M: int, N: int, K: int, scales: str, rounds: int, names=None) -> dict:
     """One shape and scale kind: every implementation (of names, if given) timed once per round, in
-    turn, with do_bench medians inside a round and the operands rotated past the L2. Returns
+    turn, with device-time medians (common.device_ms) inside a round and the operands rotated past the L2. Returns
     dict(shape, M, N, K, scales, ms={name: median round}, spread_pct={name: (max - min) / median or
     None for one round}, rel_err={name: error or None above REF_MAX_MACS}, config (tritonmm's, as
     text) and tile (its (BLOCK_M, BLOCK_N)), both None without a tritonmm row, note (why

@@ -67,9 +67,8 @@ def measure(sizes=SIZES, cap_s=CAP_S, rounds=1, progress=None) -> dict:
     """Times every rung of the CUDA ladder and torch.mm at each square size (fp32, IEEE), rounds
     interleaved as bench/__main__.py's measure() does; checks each rung at the ODD sizes.
     Returns {"cells": [{impl, n, ms, est_s, rel_err, note}], "odd": [{impl, n, rel_err}], ...}."""
-    from tritonmm import timing
-
     from . import impls
+    from .common import device_ms
     torch.backends.cuda.matmul.fp32_precision = "ieee"
     ladder = [i for i in impls.registry("fp32") if i.level == "thread"]
     chosen = ladder + [i for i in impls.registry("fp32") if i.name == "torch.mm"]
@@ -92,11 +91,11 @@ def measure(sizes=SIZES, cap_s=CAP_S, rounds=1, progress=None) -> dict:
             impl.run(a, b, out)  # builds and warms up outside the timing
             torch.cuda.synchronize()
             cell["rel_err"] = rel_err(out, ref)
-            # do_bench flushes the L2 before every call, so one operand pair is as cold as a rotation of them
+            # device_ms empties the L2 before every call, so one operand pair is as cold as a rotation of them
             timed.append((cell, lambda impl=impl: impl.run(a, b, out), []))
         for _ in range(rounds):
             for cell, fn, times in timed:
-                times.append(timing.median_ms(fn))
+                times.append(device_ms(fn))
                 if progress:
                     progress.update(1)
         for cell, fn, times in timed:
@@ -269,7 +268,7 @@ def run(args, meta: dict) -> int:
     traffic_path = Path(args.out) / "traffic.json" if args.out else None
     traffic_rows = json.loads(traffic_path.read_text())["rows"] if traffic_path and traffic_path.exists() else None
     rows = verdicts(meas, traffic_rows)
-    print(f"\n{meta['gpu']}, torch {meta['torch']}, {meta['date']}; fp32 (IEEE) square products, do_bench medians"
+    print(f"\n{meta['gpu']}, torch {meta['torch']}, {meta['date']}; fp32 (IEEE) square products, device-time medians (common.device_ms)"
           + (f" of {args.rounds} interleaved rounds" if args.rounds > 1 else "")
           + f"; x = {BASE} time / this time; skipped where a call would take over {args.time_cap:g} s\n")
     print(report.scaling_table(meas))

@@ -7,7 +7,7 @@
     python -m bench.suites fp8       # tritonmm.scaled_mm vs torch._scaled_mm, tensor-wise and row-wise scales
 
 Each suite times the implementations it compares in interleaved rounds (every one once per
-round, in turn; the median round is kept), with do_bench medians inside a round; the linear
+round, in turn; the median round is kept), with device-time medians (common.device_ms) inside a round; the linear
 suite's inputs rotate through enough copies to defeat the L2 where they would fit in it.
 """
 import argparse
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
         return 0
     import triton
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; "
-          f"medians of {args.rounds} interleaved rounds of do_bench medians")
+          f"medians of {args.rounds} interleaved rounds of device-time medians (common.device_ms)")
     for name in args.suite:
         print(f"\n## {name}\n{SUITES[name](args.rounds)}", flush=True)
     return 0

@@ -28,7 +28,7 @@ import tritonmm
 from tritonmm import timing
 
 from . import fp8
-from .common import REF_MAX_MACS, copies, rel_err, tritonmm_config
+from .common import REF_MAX_MACS, copies, device_ms, rel_err, tritonmm_config
 
 # (M, N, K, layout): "NN" multiplies (M, K) @ (K, N); "NT" multiplies (M, K) @ W.T for a
 # contiguous (N, K) weight W, as F.linear does.
@@ -192,7 +192,7 @@ def _shape_row(dtype: str, M, N, K, layout, rounds):
     # 0.1 ms on an H100) which hides the very host time this column is for.
     for _ in range(rounds):  # interleaved: the clock's drift hits both implementations alike
         for name, call in calls.items():
-            graph_ms[name].append(timing.median_ms(graphs[name].replay) / len(sets))
+            graph_ms[name].append(device_ms(graphs[name].replay) / len(sets))
             eager_us[name].append(timing.host_us_per_call(eager(call), calls=_eager_calls(graph_ms[name][0])))
     g = {name: statistics.median(t) * 1e3 for name, t in graph_ms.items()}
     e = {name: statistics.median(t) for name, t in eager_us.items()}

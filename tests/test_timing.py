@@ -26,3 +26,18 @@ def test_host_us_per_call_times_the_host_path():
     x = torch.randn(64, 64, device="cuda")
     us = timing.host_us_per_call(lambda: x.add_(1), calls=200)
     assert 0 < us < 10_000
+
+
+def test_median_ms_names_its_flushes():
+    with pytest.raises(AssertionError, match="sweep"):
+        timing.median_ms(lambda: None, flush="sweep")
+
+
+@pytest.mark.gpu
+def test_read_flushed_median_ms_times_the_run():
+    x = torch.randn(512, 512, device="cuda")
+    before = timing.calls
+    ms = timing.median_ms(lambda: x @ x, flush="read")
+    assert timing.calls == before + 1
+    assert math.isfinite(ms) and ms > 0
+    assert ms < timing.median_ms(lambda: x @ x @ x @ x, flush="read")  # three products take longer than one

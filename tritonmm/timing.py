@@ -1,7 +1,7 @@
 """The one place that times kernels, for the tuner and for bench/.
 
 On a GPU: triton.testing.do_bench (CUDA events, warm-up first, the median of many runs,
-L2 flushed between runs). In Triton's CPU interpreter the same call shape is timed with
+L2 flushed between runs), or the same loop with a flush that leaves the L2 clean (``flush="read"``). In Triton's CPU interpreter the same call shape is timed with
 the host clock, so tuning logic can be tested without a GPU. ``calls`` counts every
 timed benchmark, so a test can prove that a warm tuning cache benchmarks nothing.
 """
@@ -14,16 +14,24 @@ import triton
 calls = 0
 
 
-def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None, graph: bool = False):
+def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None, graph: bool = False,
+              flush: str = "memset"):
     """Median run time of fn() in milliseconds (or the given quantiles, as do_bench returns them).
     ``graph``: fn's launches replayed from a CUDA graph (_graph_median_ms), so that the device
-    time is measured even where launching from Python takes longer than the kernels run."""
+    time is measured even where launching from Python takes longer than the kernels run.
+    ``flush``: how the L2 is emptied before each run. "memset" is do_bench's own (a 256 MB
+    memset); "read" reads a buffer of that size instead (_read_flushed_median_ms), so that the run
+    does not start under an L2 full of dirty lines that its own reads must first write back."""
     global calls
     calls += 1
+    assert flush in ("memset", "read"), flush
     if torch.cuda.is_available() and not _interpreting():
         if graph:
             assert quantiles is None, "graph timing returns the median only"
             return _graph_median_ms(fn, rep_ms)
+        if flush == "read":
+            assert quantiles is None, "read-flushed timing returns the median only"
+            return _read_flushed_median_ms(fn, warmup_ms, rep_ms)
         # do_bench returns the mean unless told otherwise; one slow outlier moves a mean.
         return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=quantiles, return_mode="median")
     fn()  # the interpreter has nothing to warm; one untimed call keeps the shape of do_bench
@@ -31,6 +39,50 @@ def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None, gr
     fn()
     ms = (time.perf_counter() - start) * 1e3
     return [ms] * len(quantiles) if quantiles else ms
+
+
+# A buffer per device that a read-only pass over evicts the whole L2: do_bench's size (256 MB, over
+# five times an H100's 50 MB L2).
+FLUSH_BYTES = 256 * 2**20
+_flush_buffers = {}
+
+
+def _read_flush(device) -> None:
+    """Reads FLUSH_BYTES on device's current stream: the L2 then holds clean lines of that buffer, so
+    the next kernel's misses evict without writing back. do_bench's memset instead leaves the L2 full of
+    dirty lines (session 22: notes/experiments/l2_flush.py)."""
+    buf = _flush_buffers.get(device)
+    if buf is None:
+        buf = _flush_buffers[device] = (torch.ones(FLUSH_BYTES // 4, dtype=torch.int32, device=device),
+                                        torch.empty((), dtype=torch.int64, device=device))
+    torch.sum(buf[0], dim=0, out=buf[1])  # the contents do not matter: only that every line is read
+
+
+def _read_flushed_median_ms(fn, warmup_ms: float, rep_ms: float) -> float:
+    """do_bench's loop (estimate, warm up, time each run between CUDA events, median) with _read_flush
+    in place of its memset before each run."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        _read_flush(device)
+        fn()
+    end.record()
+    end.synchronize()
+    estimate_ms = start.elapsed_time(end) / 5
+    for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(max(1, int(rep_ms / estimate_ms)))]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in starts]
+    for s, e in zip(starts, ends):
+        _read_flush(device)
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
 def _graph_median_ms(fn, rep_ms: float) -> float:

@@ -9,19 +9,25 @@ strides), tuned and pinned, against torch.mm(x, W.T) and tritonmm.mm(x, W.T), in
 with weights rotated past the L2. Hypothesis: a swapped tile passes the tuned 64-row ones by 5%+.
 
     PYTHONPATH=. python3 notes/experiments/decode_swap.py
+    FLUSH=read PYTHONPATH=. python3 notes/experiments/decode_swap.py   # session 22: a clean L2 before each replay
+
+FLUSH=read (session 22) times each replay after timing.median_ms's read-only flush instead of do_bench's memset,
+whose dirty lines the replay would write back (notes/experiments/l2_flush.py); the read bandwidth likewise.
 """
 import math
+import os
 
 import torch
 from tabulate import tabulate
-from triton.testing import do_bench
 
 import tritonmm
-from tritonmm import config_space, plan
+from tritonmm import config_space, plan, timing
+
+FLUSH = os.environ.get("FLUSH", "memset")
 
 L2 = torch.cuda.get_device_properties(0).L2_cache_size
 big = torch.randn(1 << 28, device="cuda")
-read_tbps = big.numel() * 4 / do_bench(lambda: big.sum(), warmup=20, rep=200) / 1e9
+read_tbps = big.numel() * 4 / timing.median_ms(lambda: big.sum(), warmup_ms=20, rep_ms=200, flush=FLUSH) / 1e9
 del big
 print(f"read bandwidth (torch sum of 1 GiB): {read_tbps:.2f} TB/s", flush=True)
 
@@ -51,7 +57,7 @@ for M, N, K in [(16, 4096, 4096), (16, 14336, 4096), (16, 4096, 14336), (64, 409
         with torch.cuda.graph(g):
             for w in ws:
                 call(w)
-        return do_bench(g.replay, warmup=20, rep=200) * 1e3 / n
+        return timing.median_ms(g.replay, warmup_ms=20, rep_ms=200, flush=FLUSH) * 1e3 / n
 
     def row(name, us, base, out=None):
         err = "" if out is None else f"{((out.double() - ref).norm() / ref.norm()).item():.1e}"

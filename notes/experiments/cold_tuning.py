@@ -1,0 +1,90 @@
+"""Experiment (session 22, run 3): does tuning on L2-warm operands pick slow configs for memory-bound products?
+
+The tuner (tuning._time_all) times each candidate as a CUDA graph of repeated calls on the product's own
+operands: a decode weight of 33-52 MB (4096^2-5120^2 bf16) sits wholly or mostly in the 50 MB L2 there, while a
+model's layers, and the sweep's graphs, stream it from HBM. Run 2 (decode_paths.py) found 12x5120x5120 x @ W.T
+tuned to an unsplit 64x128x128 at 0.91x cuBLAS; session 20's sweep had tuned it to 3 slices of K (0.895 there,
+0.87 unsplit).
+
+Hypothesis: ranked on cold operands, some decode products take another candidate that runs 3%+ faster under
+rotation; compute-bound ones keep their pick.
+
+Per shape (bf16, the sweep's operands and copies): every candidate of the captured plan timed two ways, the
+tuner's (timing.median_ms(graph=True), one operand set, ranked by tuning.rank) and cold (a graph over the operand
+copies rotated past the L2, bench.common.device_ms); torch.mm cold. Reports the tuner's pick, the warm-ranked
+pick, and the best cold candidate, each as cold x torch.mm.
+
+Run 4 (PINNED=1): also every config of PINNED (deeper pipelines on narrow tiles, more slices of K than the
+split rules give) on products of at most 64 rows, timed cold beside the candidates. Hypothesis: at 12x5120x5120,
+where the best candidate ran 0.87x cuBLAS, a 64x64 tile with a deeper pipeline or 5 slices of K reaches 0.95x.
+
+    PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
+    PINNED=1 PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
+"""
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("TRITONMM_CACHE_DIR", tempfile.mkdtemp())
+
+import torch  # noqa: E402
+from tabulate import tabulate  # noqa: E402
+
+import tritonmm  # noqa: E402
+from bench.common import config_text, copies, device_ms  # noqa: E402
+from bench.sweep import _graph, _operands  # noqa: E402
+from tritonmm import config_space, plan, timing, tuning  # noqa: E402
+
+SHAPES = [(12, 5120, 5120, "NT"), (52, 5120, 5120, "NT"), (16, 4096, 4096, "NT"), (64, 4096, 4096, "NT"),
+          (14, 8192, 8192, "NT"), (57, 6144, 2048, "NT"), (40, 8192, 3072, "NT"), (784, 432, 2448, "NN"),
+          (128, 4096, 14336, "NT")]
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, SPLIT_K), for products of at most 64 rows (run 4)
+PINNED = [(64, 64, 128, 5, 4, 1), (64, 64, 128, 6, 4, 1), (64, 64, 64, 8, 4, 1), (64, 64, 64, 10, 4, 1),
+          (64, 128, 64, 8, 4, 1), (64, 32, 128, 8, 4, 1), (64, 64, 256, 3, 4, 1), (64, 64, 128, 4, 4, 2),
+          (64, 64, 128, 5, 4, 3), (64, 64, 128, 5, 4, 5), (64, 128, 64, 6, 4, 2), (64, 128, 64, 6, 4, 4),
+          (64, 128, 64, 6, 4, 5), (64, 64, 64, 8, 4, 4)] if os.environ.get("PINNED") == "1" else []
+if sys.argv[1:]:
+    SHAPES = [(*map(int, a.split(":")[0].split("x")), a.split(":")[1]) for a in sys.argv[1:]]
+
+table = []
+for M, N, K, layout in SHAPES:
+    sets = [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
+    n = len(sets)
+    out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+    torch_g = _graph(lambda a, b: torch.mm(a, b, out=out), sets)
+    tritonmm.matmul(*sets[0], out=out)  # tunes the eager plan and its captured twin
+    tuned, path = plan.chosen(*sets[0], "native", captured=True)
+    products = [plan.Product(a, b, out, "native", captured=True) for a, b in sets]
+    warm, cold, keep = {}, {}, []
+    candidates = products[0].candidates()
+    pinned = [config_space.make_config(*t[:5], SPLIT_K=t[5]) for t in PINNED if M <= 64]
+    for cfg in candidates + [c for c in pinned if c not in candidates]:
+        try:
+            products[0].run(cfg)
+        except tuning._UNRUNNABLE:
+            continue
+        if cfg in candidates:
+            warm[cfg] = timing.median_ms(lambda: products[0].run(cfg), rep_ms=25, graph=True)
+        steps = [p.steps(cfg) for p in products]
+        keep.append(steps)  # workspaces and descriptors live as long as the graphs
+        g = _graph(lambda i: [plan.launch_step(s) for s in steps[i]], [(i,) for i in range(n)])
+        cold[cfg] = device_ms(g.replay) / n
+    base = device_ms(torch_g.replay) / n
+    warm_pick = tuning.rank(products[0], warm, True)
+    cold_pick = min(warm, key=cold.get)
+    pinned_pick = min((c for c in cold if c not in warm), key=cold.get, default=None)
+    tuned_cold = cold.get(tuned) or float("nan")
+    row = [f"{M}x{N}x{K} {layout}", n, path, len(cold), f"{base * 1e3:.2f}",
+           f"{config_text(tuned)} {base / tuned_cold:.2f}",
+           f"{config_text(warm_pick)} {base / cold[warm_pick]:.2f}",
+           f"{config_text(cold_pick)} {base / cold[cold_pick]:.2f}",
+           "-" if pinned_pick is None else f"{config_text(pinned_pick)} {base / cold[pinned_pick]:.2f}"]
+    table.append(row)
+    print(" | ".join(map(str, row)), flush=True)
+    for cfg in sorted(cold, key=cold.get)[:6]:
+        print(f"    {config_text(cfg)}: cold {cold[cfg] * 1e3:.2f} us, " +
+              (f"warm {warm[cfg] * 1e3:.2f} us" if cfg in warm else "pinned"), flush=True)
+    del keep, products, sets
+print(tabulate(table, headers=["shape", "copies", "path", "candidates", "torch.mm us", "tuner's pick x",
+                               "warm-ranked pick x", "best cold x",
+                               "best pinned x"], disable_numparse=True))
