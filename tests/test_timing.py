@@ -29,7 +29,7 @@ def test_host_us_per_call_times_the_host_path():
 
 
 def test_median_ms_names_its_flushes():
-    with pytest.raises(AssertionError, match="sweep"):
+    with pytest.raises(ValueError, match="flush must be .memset. or .read., got .sweep."):
         timing.median_ms(lambda: None, flush="sweep")
 
 
@@ -40,4 +40,3 @@ def test_read_flushed_median_ms_times_the_run():
     ms = timing.median_ms(lambda: x @ x, flush="read")
     assert timing.calls == before + 1
     assert math.isfinite(ms) and ms > 0
-    assert ms < timing.median_ms(lambda: x @ x @ x @ x, flush="read")  # three products take longer than one

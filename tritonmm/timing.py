@@ -24,7 +24,8 @@ def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None, gr
     does not start under an L2 full of dirty lines that its own reads must first write back."""
     global calls
     calls += 1
-    assert flush in ("memset", "read"), flush
+    if flush not in ("memset", "read"):
+        raise ValueError(f"flush must be 'memset' or 'read', got {flush!r}")
     if torch.cuda.is_available() and not _interpreting():
         if graph:
             assert quantiles is None, "graph timing returns the median only"
@@ -41,33 +42,29 @@ def median_ms(fn, warmup_ms: float = 25, rep_ms: float = 100, quantiles=None, gr
     return [ms] * len(quantiles) if quantiles else ms
 
 
-# A buffer per device that a read-only pass over evicts the whole L2: do_bench's size (256 MB, over
-# five times an H100's 50 MB L2).
+# Bytes a read-only pass goes over to evict the whole L2: do_bench's flush size (256 MB, over five times an
+# H100's 50 MB L2).
 FLUSH_BYTES = 256 * 2**20
-_flush_buffers = {}
 
 
-def _read_flush(device) -> None:
-    """Reads FLUSH_BYTES on device's current stream: the L2 then holds clean lines of that buffer, so
-    the next kernel's misses evict without writing back. do_bench's memset instead leaves the L2 full of
-    dirty lines (session 22: notes/experiments/l2_flush.py)."""
-    buf = _flush_buffers.get(device)
-    if buf is None:
-        buf = _flush_buffers[device] = (torch.ones(FLUSH_BYTES // 4, dtype=torch.int32, device=device),
-                                        torch.empty((), dtype=torch.int64, device=device))
-    torch.sum(buf[0], dim=0, out=buf[1])  # the contents do not matter: only that every line is read
+def _read_flush(buf: torch.Tensor, total: torch.Tensor) -> None:
+    """Reads buf on the current stream: the L2 then holds clean lines of it, so the next kernel's misses evict
+    without writing back. do_bench's memset instead leaves the L2 full of dirty lines (session 22:
+    notes/experiments/l2_flush.py)."""
+    torch.sum(buf, dim=0, out=total)  # the contents do not matter: only that every line is read
 
 
 def _read_flushed_median_ms(fn, warmup_ms: float, rep_ms: float) -> float:
     """do_bench's loop (estimate, warm up, time each run between CUDA events, median) with _read_flush
-    in place of its memset before each run."""
-    device = torch.device("cuda", torch.cuda.current_device())
+    in place of its memset before each run. The buffer lives for this call only, as do_bench's does."""
+    buf = torch.ones(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    total = torch.empty((), dtype=torch.int64, device="cuda")
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(5):
-        _read_flush(device)
+        _read_flush(buf, total)
         fn()
     end.record()
     end.synchronize()
@@ -77,7 +74,7 @@ def _read_flushed_median_ms(fn, warmup_ms: float, rep_ms: float) -> float:
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(max(1, int(rep_ms / estimate_ms)))]
     ends = [torch.cuda.Event(enable_timing=True) for _ in starts]
     for s, e in zip(starts, ends):
-        _read_flush(device)
+        _read_flush(buf, total)
         s.record()
         fn()
         e.record()
