@@ -48,9 +48,29 @@ def test_prune_always_keeps_one():
 def test_heuristic_gives_every_sm_work_then_large_tiles():
     big = cs.heuristic(8192, 8192, 8192, torch.float16, "native", 132, 2, H100_SMEM, True)
     assert big.kwargs["BLOCK_M"] * big.kwargs["BLOCK_N"] == 128 * 256
-    small = cs.heuristic(16, 4096, 4096, torch.float16, "native", 132, 2, H100_SMEM, True)
+    small = cs.heuristic(64, 4096, 4096, torch.float16, "native", 132, 2, H100_SMEM, True)
     assert small.kwargs["BLOCK_M"] == 64
     assert small in cs.configs(torch.float16)
+
+
+def test_heuristic_gives_few_rows_short_tiles_on_the_tma_kernel_only():
+    """Up to SHORT_MAX_ROWS rows a 64-row TMA box is mostly zero-filled rows past A's end (session 22, run 9)."""
+    for M in (2, 16, 32):
+        cfg = cs.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True)
+        assert cfg in cs.short_space("16bit") and cfg.kwargs["BLOCK_M"] == 16, M
+        assert cs.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, False).kwargs["BLOCK_M"] >= 64
+    assert cs.heuristic(33, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True).kwargs["BLOCK_M"] >= 64
+    assert cs.heuristic(16, 5120, 5120, torch.float32, "tf32", 132, 4, H100_SMEM, True).kwargs["BLOCK_M"] >= 64
+
+
+def test_short_tiles_only_for_few_rows_of_16_bit_operands():
+    assert cs.short("16bit", cs.SHORT_MAX_ROWS) == cs.short_space("16bit") != []
+    assert cs.short("16bit", cs.SHORT_MAX_ROWS + 1) == []
+    assert cs.short("tf32", 16) == cs.short("fp8", 16) == []  # measured for 16-bit products only
+    # tuning keys bucket M: the rows that get short tiles never share a key with rows that do not
+    assert cs.tuning_bucket(cs.SHORT_MAX_ROWS) < cs.tuning_bucket(cs.SHORT_MAX_ROWS + 1)
+    for cfg in cs.short_space("16bit"):
+        assert cfg.kwargs["BLOCK_M"] == 16 and cs.smem_bytes(cfg, 2, tma=True) <= H100_SMEM
 
 
 def test_bucket():

@@ -227,14 +227,14 @@ def test_gpu_fp32_precisions(prec):
 
 @pytest.mark.gpu
 def test_gpu_every_config_of_the_space_is_correct(path):
-    """Each config the tuner may pick (the narrow tiles and the one-row kernel's too) computes the right
+    """Each config the tuner may pick (the narrow and short tiles and the one-row kernel's too) computes the right
     answer (one compile each)."""
     # tf32x3 on the TMA path splits its operands first and tunes over a space of its own
     for dtype, prec in [(torch.bfloat16, None), (torch.float32, "tf32"), (torch.float32, "ieee"),
                         (torch.float32, "tf32x3")]:
         family = config_space.family(dtype, prec or "tf32", path == "tma")
         for cfg in tritonmm.configs(dtype, prec or "tf32", split_operands=path == "tma") + \
-                config_space.narrow_space(family) + config_space.gemv_space():
+                config_space.narrow_space(family) + config_space.short_space(family) + config_space.gemv_space():
             a, b = operands(300, 520, 700, dtype, "NN", "cuda")
             try:
                 out = run(a, b, config=cfg, input_precision=prec)

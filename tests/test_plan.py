@@ -123,6 +123,42 @@ def test_tma_split_k_is_deterministic_and_applies_the_epilogue_once(device, tma_
     assert ((y.double() - ref).norm() / ref.norm()) < 1e-2
 
 
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+def test_short_tiles_on_the_tma_kernel_against_float64(layout, device, tma_kernel):
+    """The short tiles offered to products of few rows (config_space.short), pinned on the TMA kernel: one row
+    tile (8 rows, the box's rows past M zero-filled) and two (24: a partial second), every layout (M a multiple
+    of 8, so a transposed A's rows stay 16-byte aligned and the product unstaged), a ragged N and K; and with a
+    bias and activation in the epilogue."""
+    for M in (8, 24):
+        a, b = operands(M, 72, 200, torch.bfloat16, layout, device)
+        for cfg in config_space.short_space("16bit"):
+            out = nan_out(M, 72, torch.bfloat16, device)
+            launch = Product(a, b, out, "native")
+            assert launch.path == "tma" and cfg in launch.candidates()
+            launch.run(cfg)
+            assert rel_err(out, a, b) < BOUND[torch.bfloat16], (M, cfg)
+    x, w, bias = (torch.randn(*s, device=device).bfloat16() for s in ((12, 200), (72, 200), (72,)))
+    cfg = config_space.short_space("16bit")[0]
+    y = tritonmm.linear(x, w, bias, "gelu", config=dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+    ref = linear_ref(x, w, bias, "gelu")
+    assert ((y.double() - ref).norm() / ref.norm()) < 1e-2
+
+
+def test_short_tiles_offered_to_few_rows_on_the_tma_kernel_only(monkeypatch, device):
+    short = config_space.short_space("16bit")
+
+    def offered(M, tma):
+        if tma:
+            every_product_on_the_tma_kernel(monkeypatch, device)
+        a, b = operands(M, 5120, 256, torch.bfloat16, "NT", device)
+        launch = Product(a, b, torch.empty(M, 5120, dtype=torch.bfloat16, device=device), "native")
+        assert launch.path == ("tma" if tma else "pointer")
+        return [c in launch.candidates() for c in short]
+    assert offered(12, False) == [False] * len(short)  # the pointer kernel: not measured there
+    assert offered(32, True) == [True] * len(short)
+    assert offered(33, True) == [False] * len(short)
+
+
 def test_tma_split_rule():
     """Slices where the tiles leave SMs idle, K is long and the workspace small beside the operands: the
     shapes session 20 measured (notes/experiments/tma_split_k.py, 128x256x64 tiles on 132 SMs)."""

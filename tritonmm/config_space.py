@@ -92,6 +92,21 @@ _NARROW = {
 }
 
 
+# Short tiles, offered on the TMA kernel to products of at most SHORT_MAX_ROWS rows (short()), where a 64-row
+# tile would be mostly past A's last row. TMA fills a box's rows past the tensor with zeros, and on an H100 that
+# fill cost about as much as reading the rows: session 22, run 9 (notes/experiments/cold_tuning.py, bf16 x @ W.T,
+# graph replay over weights rotated past the L2, read-flushed, x cuBLAS) timed 64x64x128 at 32.1 us on 12x5120x5120
+# against 24.0-24.3 us at 52 and 64 rows, the same weight bytes. 16-row tiles (tl.dot then runs mma.sync instead of
+# wgmma, which a product bound by reading its weight does not miss) ran 12x5120x5120 0.88 -> 0.94 (16x64x256, 5
+# stages), 14x8192x8192 0.95 -> 0.99, 12x8192x8192 0.96 -> 0.99, 16x14336x4096 0.97 -> 0.99, 32x5120x13824 1.00 ->
+# 1.01 (16x128x128, 6 stages; two row tiles), where "->" is the tuned pick against the best short tile; at 52 and
+# 64 rows (four row tiles, the weight read once each) they ran 0.57-0.62, and 32-row tiles lost everywhere.
+_SHORT = {
+    "16bit": [(16, 64, 256, 5, 4), (16, 128, 128, 6, 4), (16, 64, 128, 8, 4)],
+}
+SHORT_MAX_ROWS = 32
+
+
 # One-row products (kernels/gemv.py): configs with BLOCK_M = 1 run the one-row kernel, BLOCK_N columns
 # of C a program, K in BLOCK_K chunks on the FMA units; (BLOCK_N, BLOCK_K, num_stages, num_warps).
 # Offered where B runs along K (x @ W.T: the weight's rows are read in long contiguous runs). Session 9,
@@ -145,6 +160,16 @@ def narrow_space(family_name: str) -> list:
 def narrow(family_name: str, M, N, num_sms) -> list:
     """The family's narrow tiles where 64x64 tiles would leave some of num_sms SMs idle, else none."""
     return narrow_space(family_name) if cdiv(M, 64) * cdiv(N, 64) < num_sms else []
+
+
+def short_space(family_name: str) -> list:
+    """The family's short tiles (none for most families)."""
+    return [make_config(*t) for t in _SHORT.get(family_name, ())]
+
+
+def short(family_name: str, M) -> list:
+    """The family's short tiles for a product of M rows on the TMA kernel: where M <= SHORT_MAX_ROWS, else none."""
+    return short_space(family_name) if M <= SHORT_MAX_ROWS else []
 
 
 def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
@@ -427,9 +452,11 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
               can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
     """A config chosen from the shape alone, for TRITONMM_AUTOTUNE=0, the CPU interpreter and
     compiled graphs: among the configs that fit, the largest tile that still gives every SM a
-    tile (on the pointer kernel, at most POINTER_MAX_TILE elements), split over K where the
-    tiles cannot fill the SMs and ``can_split``."""
+    tile (on the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA kernel, a short
+    tile for products of few rows), split over K where the tiles cannot fill the SMs and ``can_split``."""
     space_ = [c for c in configs(dtype, precision, split_operands) if not tuned_tma_only(c)]
+    if tma:  # products of few rows: short tiles alone, as measured (_SHORT)
+        space_ = short(family(dtype, precision, split_operands), M) or space_
     kept, _ = prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= POINTER_MAX_TILE
                                        and not _tma_only(c))] or kept

@@ -18,6 +18,12 @@ Run 4 (PINNED=1): also every config of PINNED (deeper pipelines on narrow tiles,
 split rules give) on products of at most 64 rows, timed cold beside the candidates. Hypothesis: at 12x5120x5120,
 where the best candidate ran 0.87x cuBLAS, a 64x64 tile with a deeper pipeline or 5 slices of K reaches 0.95x.
 
+Run 5 (PINNED=2): tiles of 16 and 32 rows instead. In run 3 the same 64x64x128 config took 32.1 us at
+12x5120x5120 and 24.1 at 52x5120x5120: the same weight bytes, yet 12 rows ran 1.34x slower. Hypothesis: the TMA box
+of x's 64 rows, 52 of them past the tensor's end at M = 12, costs the copy engine time to zero-fill; a 16-row
+tile (tl.dot then runs mma.sync instead of wgmma, which a memory-bound product does not miss) fills 4 rows, leaves
+room for deeper pipelines, and runs 12x5120x5120 at 0.95x cuBLAS or better.
+
     PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
     PINNED=1 PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
 """
@@ -42,7 +48,10 @@ SHAPES = [(12, 5120, 5120, "NT"), (52, 5120, 5120, "NT"), (16, 4096, 4096, "NT")
 PINNED = [(64, 64, 128, 5, 4, 1), (64, 64, 128, 6, 4, 1), (64, 64, 64, 8, 4, 1), (64, 64, 64, 10, 4, 1),
           (64, 128, 64, 8, 4, 1), (64, 32, 128, 8, 4, 1), (64, 64, 256, 3, 4, 1), (64, 64, 128, 4, 4, 2),
           (64, 64, 128, 5, 4, 3), (64, 64, 128, 5, 4, 5), (64, 128, 64, 6, 4, 2), (64, 128, 64, 6, 4, 4),
-          (64, 128, 64, 6, 4, 5), (64, 64, 64, 8, 4, 4)] if os.environ.get("PINNED") == "1" else []
+          (64, 128, 64, 6, 4, 5), (64, 64, 64, 8, 4, 4)] if os.environ.get("PINNED") == "1" else \
+    [(16, 64, 128, 8, 4, 1), (16, 128, 128, 6, 4, 1), (16, 64, 256, 5, 4, 1), (16, 128, 64, 10, 4, 1),
+     (16, 256, 64, 6, 4, 1), (16, 32, 256, 8, 4, 1), (32, 64, 128, 8, 4, 1), (32, 128, 128, 5, 4, 1),
+     (16, 64, 128, 8, 4, 2), (16, 128, 128, 6, 4, 2), (64, 64, 128, 5, 4, 1)] if os.environ.get("PINNED") == "2" else []
 if sys.argv[1:]:
     SHAPES = [(*map(int, a.split(":")[0].split("x")), a.split(":")[1]) for a in sys.argv[1:]]
 
@@ -81,7 +90,7 @@ for M, N, K, layout in SHAPES:
            "-" if pinned_pick is None else f"{config_text(pinned_pick)} {base / cold[pinned_pick]:.2f}"]
     table.append(row)
     print(" | ".join(map(str, row)), flush=True)
-    for cfg in sorted(cold, key=cold.get)[:6]:
+    for cfg in sorted(cold, key=cold.get):  # all of them (runs 3-4 printed the first 6)
         print(f"    {config_text(cfg)}: cold {cold[cfg] * 1e3:.2f} us, " +
               (f"warm {warm[cfg] * 1e3:.2f} us" if cfg in warm else "pinned"), flush=True)
     del keep, products, sets
