@@ -30,8 +30,8 @@ PRECISIONS = [(torch.float16, None, 2e-3), (torch.bfloat16, None, 1e-2),
 # Odd sizes reach only the pointer kernel; (64, 128, 16) and (136, 72, 40) have 16-byte aligned
 # rows in every dtype, so the TMA kernel takes them, the second with partial tiles everywhere.
 # (130, 67, 131): unaligned with K past one 64-wide copy tile, so staging copies of A and B have inner
-# (unmasked) tiles too.
-SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (136, 72, 40), (130, 67, 131)]
+# (unmasked) tiles too. (24, 72, 40): aligned, few rows: the TMA kernel's short 16-row tiles, two row tiles.
+SHAPES = [(1, 1, 1), (130, 67, 45), (129, 257, 33), (64, 128, 16), (136, 72, 40), (130, 67, 131), (24, 72, 40)]
 EPILOGUE_SHAPES = [(130, 67, 45), (136, 72, 40)]
 BATCHES = [((3,), (1,)), ((2, 1), (3,))]  # broadcast batch dims of a and b
 
