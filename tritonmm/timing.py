@@ -1,9 +1,10 @@
 """The one place that times kernels, for the tuner and for bench/.
 
 On a GPU: triton.testing.do_bench (CUDA events, warm-up first, the median of many runs,
-L2 flushed between runs), or the same loop with a flush that leaves the L2 clean (``flush="read"``). In Triton's CPU interpreter the same call shape is timed with
-the host clock, so tuning logic can be tested without a GPU. ``calls`` counts every
-timed benchmark, so a test can prove that a warm tuning cache benchmarks nothing.
+L2 flushed between runs), or the same loop with a flush that leaves the L2 clean (``flush="read"``).
+In Triton's CPU interpreter the same call shape is timed with the host clock, so tuning logic
+can be tested without a GPU. ``calls`` counts every timed benchmark, so a test can prove that a
+warm tuning cache benchmarks nothing.
 """
 import statistics
 import time
