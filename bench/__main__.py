@@ -233,8 +233,8 @@ def run_sweep(args, argv) -> int:
     summary = sweep.summarize(rows)
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; "
           + (f"{args.draw} shapes drawn with seed {args.seed} (bench/sweep.py's draw); " if drawn else "")
-          + f"graph: device time (common.device_ms) of a CUDA graph replay over the operand copies, per product; eager: wall time of "
-          f"back-to-back calls; medians of {args.rounds} interleaved round(s); "
+          + "graph: device time (common.device_ms) of a CUDA graph replay over the operand copies, per product; "
+          f"eager: wall time of back-to-back calls; medians of {args.rounds} interleaved round(s); "
           f"x = torch.mm time / tritonmm time" + ("" if "fp8" not in dtypes else
           f"; fp8: {sweep.FP8_NOTE}") + "\n")
     print(report.sweep_table(rows))

@@ -57,15 +57,21 @@ def interleaved_times(fns: dict, rounds: int) -> dict:
     return times
 
 
-def kernels_run(fn) -> str:
-    """The kernels fn() launches and their device times (torch.profiler, after a call to warm up): what a
-    library such as cuBLAS chose for a product, for the experiments' notes."""
+def kernel_times(fn) -> list:
+    """[(kernel name, device us)] for each kernel fn() launches, in order (torch.profiler, after a call to warm
+    up; the profiler's clocks, not do_bench's)."""
     fn()
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    return "; ".join(f"{e.name[:70]} {e.device_time:.1f}us" for e in prof.events() if e.device_time > 0)
+    return [(e.name, e.device_time) for e in prof.events() if e.device_time > 0]
+
+
+def kernels_run(fn) -> str:
+    """The kernels fn() launches and their device times (kernel_times): what a library such as cuBLAS chose
+    for a product, for the experiments' notes."""
+    return "; ".join(f"{name[:70]} {us:.1f}us" for name, us in kernel_times(fn))
 
 
 def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, captured: bool = False) -> tuple:

@@ -38,7 +38,8 @@ def markdown(rows: list, meta: dict, images: list) -> str:
     lines = [f"# Benchmark results: {meta['gpu']}", "",
              f"- Date: {meta['date']}; torch {meta['torch']}, triton {meta['triton']}, Python {meta['python']}",
              f"- Command: `{meta['command']}`",
-             f"- Timing: device-time medians (bench.common.device_ms: do_bench's loop, the L2 emptied by a read) after a warm-up run (builds, compiles and tuning "
+             "- Timing: device-time medians (bench.common.device_ms: do_bench's loop, the L2 emptied by a read) "
+             "after a warm-up run (builds, compiles and tuning "
              f"excluded); inputs rotated when they fit in L2; relative error against float64.",
              f"- Measured ceilings: device-to-device copy {meta['copy_TBps']:.2f} TB/s; "
              "best torch.mm per dtype (fp8: torch._scaled_mm): " +

@@ -268,7 +268,8 @@ def run(args, meta: dict) -> int:
     traffic_path = Path(args.out) / "traffic.json" if args.out else None
     traffic_rows = json.loads(traffic_path.read_text())["rows"] if traffic_path and traffic_path.exists() else None
     rows = verdicts(meas, traffic_rows)
-    print(f"\n{meta['gpu']}, torch {meta['torch']}, {meta['date']}; fp32 (IEEE) square products, device-time medians (common.device_ms)"
+    print(f"\n{meta['gpu']}, torch {meta['torch']}, {meta['date']}; fp32 (IEEE) square products, "
+          "device-time medians (common.device_ms)"
           + (f" of {args.rounds} interleaved rounds" if args.rounds > 1 else "")
           + f"; x = {BASE} time / this time; skipped where a call would take over {args.time_cap:g} s\n")
     print(report.scaling_table(meas))

@@ -769,19 +769,18 @@ class Product:
         where N leaves a wide tile's last column mostly empty; its narrow tiles for products of few tiles),
         pruned, with wave-tail (TMA, 16-bit) and split-K variants where they apply, on the TMA kernel its short
         tiles for products of few rows, and for one-row products the one-row kernel's configs."""
+        family = config_space.family(self.dtype, self.precision, self.presplit)
         kept, _ = self.prune([c for c in self.space() if self._tall_offered or not config_space.tuned_tma_only(c)])
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
-        kept += self.prune(config_space.narrow(config_space.family(self.dtype, self.precision, self.presplit),
-                                               _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
+        kept += self.prune(config_space.narrow(family, _hint(self.M), _hint(self.N), self.facts.num_sms))[0]
         if self.path == "tma":
-            if not self.presplit and config_space.family(self.dtype, self.precision) == "16bit":
+            if family == "16bit":  # split TF32 operands are float32: never this family
                 kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
             if self.can_split:
                 kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, self.facts.num_sms)
             # After the split variants: short tiles stream the weight whole (session 22, run 9: split, they lost).
-            return kept + self.prune(config_space.short(config_space.family(self.dtype, self.precision, self.presplit),
-                                                        _hint(self.M)))[0]
-        if self.can_split and self.path == "pointer":
+            return kept + self.prune(config_space.short(family, _hint(self.M)))[0]
+        if self.can_split:
             kept = config_space.with_split_k(kept, _hint(self.M), _hint(self.N), _hint(self.K), self.facts.num_sms)
         if _hint(self.M) == 1 and self._b_k_contiguous:
             kept += self.prune(config_space.gemv_space())[0]

@@ -23,6 +23,7 @@ import tempfile
 import torch
 from tabulate import tabulate
 
+from bench.common import kernel_times
 from bench.sweep import _graph, _products
 from tritonmm import timing
 
@@ -44,15 +45,6 @@ def back_to_back_ms(fn, reps=10, rounds=10):
         end.synchronize()
         times.append(start.elapsed_time(end) / reps)
     return statistics.median(times)
-
-
-def profiler_ms(fn):
-    fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return sum(e.device_time for e in prof.events() if e.device_time > 0) / 1e3
 
 
 MODES = {"memset": lambda f: timing.median_ms(f), "read": lambda f: timing.median_ms(f, flush="read"),
@@ -78,7 +70,7 @@ for M, N, K, layout in SHAPES:
         for name, g in graphs.items():
             for m, t in MODES.items():
                 times[name, m].append(t(g.replay) * 1e3 / len(sets))
-    prof = {name: profiler_ms(g.replay) * 1e3 / len(sets) for name, g in graphs.items()}
+    prof = {name: sum(us for _, us in kernel_times(g.replay)) / len(sets) for name, g in graphs.items()}
     w_bytes = (M * K + K * N) * 2
     for name in graphs:
         med = {m: statistics.median(times[name, m]) for m in MODES}
