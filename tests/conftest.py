@@ -63,7 +63,8 @@ def every_product_on_tma(monkeypatch) -> None:
     cannot read and splitting tf32x3's operands (where the device has TMA: plan.tma_path)."""
     import importlib
     module = importlib.import_module("tritonmm.plan")
-    for name in ("TMA_MIN_MACS", "TMA_MIN_ROWS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE", "STAGE_EAGER_MIN_MACS",
+    for name in ("TMA_MIN_MACS", "TMA_MIN_ROWS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE",
+                 "STAGE_MIN_MACS_PER_BYTE_WIDE_READS", "STAGE_EAGER_MIN_MACS",
                  "TF32X3_SPLIT_MIN_MACS_PER_BYTE"):
         monkeypatch.setattr(module, name, 0)
 

@@ -114,6 +114,36 @@ def test_tma_split_k_against_float64(shape, split, layout, dtype, device, tma_ke
     assert rel_err(out, a, b) < BOUND[dtype]
 
 
+# Ragged rows and columns of 32x32 tiles: the last of each moves back inside C (70 rows: from 64 to 48; 100
+# columns: from 96 to 80); 99 columns store C through pointers.
+SHIFT_SHAPES = [(70, 100, 48), (70, 99, 40), (100, 70, 64)]
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("shape", SHIFT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_tma_last_tiles_move_back_inside_c(shape, layout, device, tma_kernel):
+    """The TMA kernel's last row and column of tiles start where they end at C's edge (SHIFT): the rows and
+    columns they share with the tiles before them come out right, whole and split over K, and on the GPU bit
+    for bit as with the tiles where the grid puts them (zero-filled past the operands' ends)."""
+    M, N, K = shape
+    a, b = operands(M, N, K, torch.bfloat16, layout, device)
+    out = nan_out(M, N, torch.bfloat16, device)
+    launch = Product(a, b, out, "native")
+    assert launch.path == "tma" and launch.constants["SHIFT"]
+    for split in (1, 2):
+        results = []
+        for shift in (True, False):
+            out.fill_(float("nan"))
+            for kernel, grid, args, constants, options in launch.steps(config_space.make_config(32, 32, 16, 2, 4,
+                                                                                                  SPLIT_K=split)):
+                shifted = dict(constants, SHIFT=shift) if kernel is plan.gemm_tma_kernel else constants
+                plan.launch_step((kernel, grid, args, shifted, options))
+            assert rel_err(out, a, b) < BOUND[torch.bfloat16], (split, shift)
+            results.append(out.clone())
+        if device == "cuda":
+            assert torch.equal(*results), split
+
+
 def test_tma_split_k_is_deterministic_and_applies_the_epilogue_once(device, tma_kernel):
     x, w, bias = (torch.randn(*s, device=device).bfloat16() for s in ((33, 256), (40, 256), (40,)))
     cfg = dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=32, SPLIT_K=3, num_warps=4, num_stages=2)

@@ -190,6 +190,14 @@ FEW_TILES_PER_SM = 0.5
 # and heuristic pick for one row: a TMA tile of 64 rows would be 63/64 padding there.
 TMA_MIN_ROWS = 2
 
+# The TMA kernel moves the last tile of each row and column of C back to end at C's edge, so no box reaches
+# past an operand's end (kernels/gemm_tma.py, SHIFT). Session 23, run 1 (notes/experiments/row_shift.py, H100,
+# bf16, every candidate timed in graph replay over rotated operands, best off -> on, x cuBLAS): 6912x1104x464
+# 0.87 -> 0.95, 141x3072x8192 x @ W.T 0.76 -> 0.81, 100x4096x4096 x @ W.T 0.86 -> 0.90 (128x128x64 at
+# 1027x3072x3072: 42.7 -> 37.3 us); 4096^3 (no ragged tiles) 0.994 -> 0.997; four other ragged shapes within
+# -0.016 to +0.008. Off only for experiments and tests.
+TMA_SHIFT = True
+
 
 def _few_tiles(facts, M, N) -> bool:
     return cdiv(M, 64) * cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
@@ -620,7 +628,7 @@ class Product:
         (_, a_t), (_, b_t) = _tma_source(a), _tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
         self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
-                              C_DESC=_c_descriptor(c), SPLIT_K=1)
+                              C_DESC=_c_descriptor(c), SPLIT_K=1, SHIFT=TMA_SHIFT)
         self.args = self._tma_args(a, b, c, self.bias, *self.scales)
 
     def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:

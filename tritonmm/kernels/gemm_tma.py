@@ -13,6 +13,15 @@ cannot write, and c is C's pointer: each tile is stored through pointers, masked
 place of staging C in an aligned buffer and copying it out after the kernel (a launch and C's
 bytes twice: 1023x1025x1027 bf16 spent 9.1 us in copies to the kernel's 8.3, session 17 run 1).
 
+SHIFT: the last tile of each row and column of tiles starts where it ends at C's edge (rounded up to a
+multiple of 16 elements, so a box starts 16-byte aligned), not at its grid position, wherever C has more
+rows (columns) than a tile. It overlaps the tile before it instead of reaching past the operands' ends,
+which TMA fills with zeros at the cost of a read or more (session 22, run 9: one 64x64x128 config ran
+12x5120x5120 in 32.1 us, 52x5120x5120 in 24.0). The shared rows are computed again from the same operands
+in the same order, bit for bit the same (compared on the H100 in session 23's run 1 and by
+tests/test_plan.py); a C stored through pointers stores each element once, a C stored through its
+descriptor stores them twice, the same bits.
+
 SPLIT_K > 1: each tile runs as SPLIT_K units, one contiguous slice of its K steps each, and a unit
 stores its fp32 partial sums, without the epilogue, through pointers into rows [split * M, split * M + M)
 of c, the contiguous (SPLIT_K, M, N) workspace that kernels/split_k.py then adds up in slice order with the
@@ -47,7 +56,7 @@ def gemm_tma_kernel(
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
-    C_DESC: tl.constexpr, SPLIT_K: tl.constexpr,
+    C_DESC: tl.constexpr, SPLIT_K: tl.constexpr, SHIFT: tl.constexpr,
 ):
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
@@ -72,6 +81,10 @@ def gemm_tma_kernel(
             last = k_tiles
         off_m = pid_m * BLOCK_M
         off_n = pid_n * BLOCK_N
+        first_m, first_n = off_m, off_n  # the rows and columns this tile owns start here
+        if SHIFT:  # the last tile of each row and column moved back inside C (module docstring)
+            off_m = tl.minimum(off_m, tl.cdiv(tl.maximum(M - BLOCK_M, 0), 16) * 16)
+            off_n = tl.minimum(off_n, tl.cdiv(tl.maximum(N - BLOCK_N, 0), 16) * 16)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         if PRESPLIT:
             tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
@@ -103,7 +116,8 @@ def gemm_tma_kernel(
             c.store([off_m, off_n], left.to(c.dtype))
             c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
         else:
-            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            mask = (offs_m[:, None] >= first_m) & (offs_m[:, None] < M) & (offs_n[None, :] >= first_n) & \
+                (offs_n[None, :] < N)
             c_ptrs = c + (split * M + offs_m)[:, None].to(tl.int64) * stride_cm + \
                 offs_n[None, :].to(tl.int64) * stride_cn
             tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
