@@ -26,6 +26,14 @@ room for deeper pipelines, and runs 12x5120x5120 at 0.95x cuBLAS or better.
 
     PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
     PINNED=1 PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
+
+Session 23 (run 6, PINNED=3): products of 90-300 rows against a large weight, whose last tiles session 23 moved
+back inside C (SHIFT) and which still ran 0.82-0.92x cuBLAS (141x3072x8192 0.82). The 64x128x128 tile there moved
+about 100 GB/s into each of its 72 SMs, as did 128x128x64 on 48 SMs (run 1): each SM's bytes, not the HBM, seem to
+bound it. Hypothesis: slicing K so that every SM gets work (2-6 slices of the narrow tiles) or a 256-row tile that
+reads the weight once beats the tuner's pick by 5% or more cold; the span rule's splits (run 2) were ranked warm.
+
+    PINNED=3 PYTHONPATH=. python3 notes/experiments/cold_tuning.py [MxNxK:layout ...]
 """
 import os
 import sys
@@ -51,7 +59,12 @@ PINNED = [(64, 64, 128, 5, 4, 1), (64, 64, 128, 6, 4, 1), (64, 64, 64, 8, 4, 1),
           (64, 128, 64, 6, 4, 5), (64, 64, 64, 8, 4, 4)] if os.environ.get("PINNED") == "1" else \
     [(16, 64, 128, 8, 4, 1), (16, 128, 128, 6, 4, 1), (16, 64, 256, 5, 4, 1), (16, 128, 64, 10, 4, 1),
      (16, 256, 64, 6, 4, 1), (16, 32, 256, 8, 4, 1), (32, 64, 128, 8, 4, 1), (32, 128, 128, 5, 4, 1),
-     (16, 64, 128, 8, 4, 2), (16, 128, 128, 6, 4, 2), (64, 64, 128, 5, 4, 1)] if os.environ.get("PINNED") == "2" else []
+     (16, 64, 128, 8, 4, 2), (16, 128, 128, 6, 4, 2), (64, 64, 128, 5, 4, 1)] if os.environ.get("PINNED") == "2" else \
+    [(64, 128, 128, 4, 4, 2), (64, 128, 128, 4, 4, 3), (64, 128, 128, 4, 4, 4), (64, 128, 128, 4, 4, 6),
+     (64, 64, 128, 4, 4, 2), (64, 64, 128, 4, 4, 3), (128, 128, 64, 5, 4, 2), (128, 128, 64, 5, 4, 3),
+     (128, 256, 64, 4, 8, 3), (128, 256, 64, 4, 8, 5), (256, 128, 64, 4, 8, 1), (256, 64, 64, 4, 8, 1),
+     (256, 128, 64, 4, 8, 3), (64, 256, 64, 4, 4, 3)] if os.environ.get("PINNED") == "3" else []
+PINNED_MAX_ROWS = 512 if os.environ.get("PINNED") == "3" else 64
 if sys.argv[1:]:
     SHAPES = [(*map(int, a.split(":")[0].split("x")), a.split(":")[1]) for a in sys.argv[1:]]
 
@@ -66,7 +79,7 @@ for M, N, K, layout in SHAPES:
     products = [plan.Product(a, b, out, "native", captured=True) for a, b in sets]
     warm, cold, keep = {}, {}, []
     candidates = products[0].candidates()
-    pinned = [config_space.make_config(*t[:5], SPLIT_K=t[5]) for t in PINNED if M <= 64]
+    pinned = [config_space.make_config(*t[:5], SPLIT_K=t[5]) for t in PINNED if M <= PINNED_MAX_ROWS]
     for cfg in candidates + [c for c in pinned if c not in candidates]:
         try:
             products[0].run(cfg)
