@@ -65,48 +65,63 @@ PINNED = [(64, 64, 128, 5, 4, 1), (64, 64, 128, 6, 4, 1), (64, 64, 64, 8, 4, 1),
      (128, 256, 64, 4, 8, 3), (128, 256, 64, 4, 8, 5), (256, 128, 64, 4, 8, 1), (256, 64, 64, 4, 8, 1),
      (256, 128, 64, 4, 8, 3), (64, 256, 64, 4, 4, 3)] if os.environ.get("PINNED") == "3" else []
 PINNED_MAX_ROWS = 512 if os.environ.get("PINNED") == "3" else 64
-if sys.argv[1:]:
-    SHAPES = [(*map(int, a.split(":")[0].split("x")), a.split(":")[1]) for a in sys.argv[1:]]
 
-table = []
-for M, N, K, layout in SHAPES:
+
+def shapes(argv, default):
+    """MxNxK:layout arguments as (M, N, K, layout), or default."""
+    return [(*map(int, a.split(":")[0].split("x")), a.split(":")[1]) for a in argv] or default
+
+
+def cold_setup(M, N, K, layout):
+    """One bf16 product as the sweep times it: its operand copies (rotated past the L2), out, torch.mm's graph
+    over them, the captured plan's (config, path) after tuning, and a captured Product per copy."""
     sets = [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
-    n = len(sets)
     out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
     torch_g = _graph(lambda a, b: torch.mm(a, b, out=out), sets)
     tritonmm.matmul(*sets[0], out=out)  # tunes the eager plan and its captured twin
     tuned, path = plan.chosen(*sets[0], "native", captured=True)
-    products = [plan.Product(a, b, out, "native", captured=True) for a, b in sets]
-    warm, cold, keep = {}, {}, []
-    candidates = products[0].candidates()
-    pinned = [config_space.make_config(*t[:5], SPLIT_K=t[5]) for t in PINNED if M <= PINNED_MAX_ROWS]
-    for cfg in candidates + [c for c in pinned if c not in candidates]:
-        try:
-            products[0].run(cfg)
-        except tuning._UNRUNNABLE:
-            continue
-        if cfg in candidates:
-            warm[cfg] = timing.median_ms(lambda: products[0].run(cfg), rep_ms=25, graph=True)
-        steps = [p.steps(cfg) for p in products]
-        keep.append(steps)  # workspaces and descriptors live as long as the graphs
-        g = _graph(lambda i: [plan.launch_step(s) for s in steps[i]], [(i,) for i in range(n)])
-        cold[cfg] = device_ms(g.replay) / n
-    base = device_ms(torch_g.replay) / n
-    warm_pick = tuning.rank(products[0], warm, True)
-    cold_pick = min(warm, key=cold.get)
-    pinned_pick = min((c for c in cold if c not in warm), key=cold.get, default=None)
-    tuned_cold = cold.get(tuned) or float("nan")
-    row = [f"{M}x{N}x{K} {layout}", n, path, len(cold), f"{base * 1e3:.2f}",
-           f"{config_text(tuned)} {base / tuned_cold:.2f}",
-           f"{config_text(warm_pick)} {base / cold[warm_pick]:.2f}",
-           f"{config_text(cold_pick)} {base / cold[cold_pick]:.2f}",
-           "-" if pinned_pick is None else f"{config_text(pinned_pick)} {base / cold[pinned_pick]:.2f}"]
-    table.append(row)
-    print(" | ".join(map(str, row)), flush=True)
-    for cfg in sorted(cold, key=cold.get):  # all of them (runs 3-4 printed the first 6)
-        print(f"    {config_text(cfg)}: cold {cold[cfg] * 1e3:.2f} us, " +
-              (f"warm {warm[cfg] * 1e3:.2f} us" if cfg in warm else "pinned"), flush=True)
-    del keep, products, sets
-print(tabulate(table, headers=["shape", "copies", "path", "candidates", "torch.mm us", "tuner's pick x",
-                               "warm-ranked pick x", "best cold x",
-                               "best pinned x"], disable_numparse=True))
+    return sets, out, torch_g, tuned, path, [plan.Product(a, b, out, "native", captured=True) for a, b in sets]
+
+
+def main():
+    table = []
+    for M, N, K, layout in shapes(sys.argv[1:], SHAPES):
+        sets, out, torch_g, tuned, path, products = cold_setup(M, N, K, layout)
+        n = len(sets)
+        warm, cold, keep = {}, {}, []
+        candidates = products[0].candidates()
+        pinned = [config_space.make_config(*t[:5], SPLIT_K=t[5]) for t in PINNED if M <= PINNED_MAX_ROWS]
+        for cfg in candidates + [c for c in pinned if c not in candidates]:
+            try:
+                products[0].run(cfg)
+            except tuning._UNRUNNABLE:
+                continue
+            if cfg in candidates:
+                warm[cfg] = timing.median_ms(lambda: products[0].run(cfg), rep_ms=25, graph=True)
+            steps = [p.steps(cfg) for p in products]
+            keep.append(steps)  # workspaces and descriptors live as long as the graphs
+            g = _graph(lambda i: [plan.launch_step(s) for s in steps[i]], [(i,) for i in range(n)])
+            cold[cfg] = device_ms(g.replay) / n
+        base = device_ms(torch_g.replay) / n
+        warm_pick = tuning.rank(products[0], warm, True)
+        cold_pick = min(warm, key=cold.get)
+        pinned_pick = min((c for c in cold if c not in warm), key=cold.get, default=None)
+        tuned_cold = cold.get(tuned) or float("nan")
+        row = [f"{M}x{N}x{K} {layout}", n, path, len(cold), f"{base * 1e3:.2f}",
+               f"{config_text(tuned)} {base / tuned_cold:.2f}",
+               f"{config_text(warm_pick)} {base / cold[warm_pick]:.2f}",
+               f"{config_text(cold_pick)} {base / cold[cold_pick]:.2f}",
+               "-" if pinned_pick is None else f"{config_text(pinned_pick)} {base / cold[pinned_pick]:.2f}"]
+        table.append(row)
+        print(" | ".join(map(str, row)), flush=True)
+        for cfg in sorted(cold, key=cold.get):  # all of them (runs 3-4 printed the first 6)
+            print(f"    {config_text(cfg)}: cold {cold[cfg] * 1e3:.2f} us, " +
+                  (f"warm {warm[cfg] * 1e3:.2f} us" if cfg in warm else "pinned"), flush=True)
+        del keep, products, sets
+    print(tabulate(table, headers=["shape", "copies", "path", "candidates", "torch.mm us", "tuner's pick x",
+                                   "warm-ranked pick x", "best cold x",
+                                   "best pinned x"], disable_numparse=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -26,16 +26,14 @@ os.environ.setdefault("TRITONMM_CACHE_DIR", tempfile.mkdtemp())
 import torch  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
-import tritonmm  # noqa: E402
-from bench.common import config_text, copies, device_ms  # noqa: E402
-from bench.sweep import _graph, _operands  # noqa: E402
+from bench.common import config_text, device_ms  # noqa: E402
+from bench.sweep import _graph  # noqa: E402
+from cold_tuning import cold_setup, shapes  # noqa: E402
 from tritonmm import plan, tuning  # noqa: E402
 
 SHAPES = [(141, 3072, 8192, "NT"), (1027, 3072, 3072, "NT"), (6912, 1104, 464, "NN"), (2113, 5120, 5120, "NT"),
           (1280, 928, 416, "NN"), (3000, 3008, 3000, "NN"), (2838, 3072, 8192, "NT"), (7232, 256, 3616, "NN"),
           (100, 4096, 4096, "NT"), (4096, 4096, 4096, "NN")]
-if sys.argv[1:]:
-    SHAPES = [(*map(int, a.split(":")[0].split("x")), a.split(":")[1]) for a in sys.argv[1:]]
 
 
 def unshifted(steps):
@@ -43,15 +41,10 @@ def unshifted(steps):
 
 
 table = []
-for M, N, K, layout in SHAPES:
+for M, N, K, layout in shapes(sys.argv[1:], SHAPES):
     start = time.time()
-    sets = [_operands(M, N, K, layout, torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
+    sets, out, torch_g, tuned, path, products = cold_setup(M, N, K, layout)
     n = len(sets)
-    out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
-    torch_g = _graph(lambda a, b: torch.mm(a, b, out=out), sets)
-    tritonmm.matmul(*sets[0], out=out)  # tunes the eager plan and its captured twin
-    tuned, path = plan.chosen(*sets[0], "native", captured=True)
-    products = [plan.Product(a, b, out, "native", captured=True) for a, b in sets]
     times, keep, differ = {}, [], 0
     for cfg in products[0].candidates():
         try:
