@@ -1014,6 +1014,18 @@ def _seed(monkeypatch, a, b, bias=None, activation="none", precision="native"):
     return launched
 
 
+def test_launch_key_and_plan_follow_tma_shift(monkeypatch, device):
+    """plan.TMA_SHIFT reaches the TMA kernel's constants, and a cached launch made under the other setting is
+    not relaunched (its kernel was compiled with the other SHIFT)."""
+    every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
+    a, b = torch.randn(40, 32, device=device).half(), torch.randn(32, 48, device=device).half()
+    key = plan.launch_key(a, b, None, None, "none", "native")
+    assert Product(a, b, torch.empty(40, 48, dtype=torch.float16, device=device), "native").constants["SHIFT"]
+    monkeypatch.setattr(plan, "TMA_SHIFT", False)
+    assert plan.launch_key(a, b, None, None, "none", "native") != key
+    assert not Product(a, b, torch.empty(40, 48, dtype=torch.float16, device=device), "native").constants["SHIFT"]
+
+
 def test_relaunch_keeps_the_checks_it_skips(monkeypatch, device):
     """A cached key is reached only by calls that would pass the checks: a bogus precision for a
     16-bit product, or a linear bias of a shape linear refuses (the aten override caches addmm's

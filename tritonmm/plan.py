@@ -194,8 +194,8 @@ TMA_MIN_ROWS = 2
 # past an operand's end (kernels/gemm_tma.py, SHIFT). Session 23, run 1 (notes/experiments/row_shift.py, H100,
 # bf16, every candidate timed in graph replay over rotated operands, best off -> on, x cuBLAS): 6912x1104x464
 # 0.87 -> 0.95, 141x3072x8192 x @ W.T 0.76 -> 0.81, 100x4096x4096 x @ W.T 0.86 -> 0.90 (128x128x64 at
-# 1027x3072x3072: 42.7 -> 37.3 us); 4096^3 (no ragged tiles) 0.994 -> 0.997; four other ragged shapes within
-# -0.016 to +0.008. Off only for experiments and tests.
+# 1027x3072x3072: 42.7 -> 37.3 us); 4096^3 (no ragged tiles) 0.994 -> 0.997; six other ragged shapes within
+# -0.016 to +0.008. Off only for experiments and tests (part of launch_key, as the path rule's constants are).
 TMA_SHIFT = True
 
 
@@ -975,7 +975,7 @@ def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_
             None if out is None else _facts(out), None if bias is None else _facts(bias),
             None if scale_a is None else _facts(scale_a), None if scale_b is None else _facts(scale_b),
             out_dtype, activation, precision, on.type == "cuda" and torch.cuda.is_current_stream_capturing(),
-            TMA_MIN_MACS, TMA_MIN_ROWS, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
+            TMA_MIN_MACS, TMA_MIN_ROWS, TMA_SHIFT, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
             WIDE_READ_BYTES, STAGE_MIN_MACS_PER_BYTE_WIDE_READS,
             STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, POINTER_STAGE_MAX_LOAD_BYTES,
             POINTER_STAGE_MIN_MACS_PER_BYTE, POINTER_STAGE_SMALL_BYTES, ASYNC_COPY_MIN_BYTES, tuning.generation)
