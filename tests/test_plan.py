@@ -131,11 +131,10 @@ def test_tma_last_tiles_move_back_inside_c(shape, layout, device, tma_kernel):
     launch = Product(a, b, out, "native")
     assert launch.path == "tma" and launch.constants["SHIFT"]
     for split in (1, 2):
-        results = []
+        cfg, results = config_space.make_config(32, 32, 16, 2, 4, SPLIT_K=split), []
         for shift in (True, False):
             out.fill_(float("nan"))
-            for kernel, grid, args, constants, options in launch.steps(config_space.make_config(32, 32, 16, 2, 4,
-                                                                                                  SPLIT_K=split)):
+            for kernel, grid, args, constants, options in launch.steps(cfg):
                 shifted = dict(constants, SHIFT=shift) if kernel is plan.gemm_tma_kernel else constants
                 plan.launch_step((kernel, grid, args, shifted, options))
             assert rel_err(out, a, b) < BOUND[torch.bfloat16], (split, shift)

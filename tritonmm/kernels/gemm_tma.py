@@ -65,6 +65,9 @@ def gemm_tma_kernel(
     k_tiles = tl.cdiv(K, BLOCK_K)
     tiles = num_pid_m * num_pid_n
     steps = tl.cdiv(k_tiles, SPLIT_K)
+    # SHIFT: where the last row (column) of tiles starts, at C's edge minus a tile, 16-element aligned (docstring)
+    last_m = tl.cdiv(tl.maximum(M - BLOCK_M, 0), 16) * 16
+    last_n = tl.cdiv(tl.maximum(N - BLOCK_N, 0), 16) * 16
     # flatten=True lets the pipeliner prefetch the next tile's first K steps during this epilogue.
     for unit in tl.range(tl.program_id(0), tiles * SPLIT_K, NUM_SMS, flatten=True):
         if SPLIT_K > 1:
@@ -83,8 +86,8 @@ def gemm_tma_kernel(
         off_n = pid_n * BLOCK_N
         first_m, first_n = off_m, off_n  # the rows and columns this tile owns start here
         if SHIFT:  # the last tile of each row and column moved back inside C (module docstring)
-            off_m = tl.minimum(off_m, tl.cdiv(tl.maximum(M - BLOCK_M, 0), 16) * 16)
-            off_n = tl.minimum(off_n, tl.cdiv(tl.maximum(N - BLOCK_N, 0), 16) * 16)
+            off_m = tl.minimum(off_m, last_m)
+            off_n = tl.minimum(off_n, last_n)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         if PRESPLIT:
             tl.static_assert(not A_TRANS and B_TRANS, "split operands are staged K-major")
