@@ -136,19 +136,24 @@ def compile_suite(rounds: int):
 
 def host_suite(rounds: int):
     """Host time a call: wall clock over back-to-back calls of products whose kernels take a few
-    microseconds, so the host's launch path is what is timed. Rounds interleave the calls."""
+    microseconds, so the host's launch path is what is timed. Rounds interleave the calls. Ask for 15: with 3, one
+    version's linear / F.linear moved between 1.03 and 1.31 from process to process (session 24, run 3), where 15
+    rounds in one process timed F.linear against itself within 1% (run 4)."""
     from tritonmm import fast_launch, plan
     rows = []
-    # (M, N, K, path): 64^3 on each kernel path (the TMA kernel forced by lowering its size bar),
-    # and decode products x @ W.T, which split-K runs as two launches.
-    for M, N, K, path in ((64, 64, 64, "pointer"), (64, 64, 64, "tma"), (16, 4096, 4096, "pointer"),
-                          (1, 4096, 4096, "pointer")):
+    # (M, N, K, path, bias): 64^3 on each kernel path (the TMA kernel forced by lowering its size bar), the linears
+    # also with a bias, and decode products x @ W.T, which split-K runs as two launches.
+    for M, N, K, path, with_bias in ((64, 64, 64, "pointer", False), (64, 64, 64, "tma", False),
+                                     (64, 64, 64, "pointer", True), (64, 64, 64, "tma", True),
+                                     (16, 4096, 4096, "pointer", False), (1, 4096, 4096, "pointer", False)):
         a = torch.randn(M, K, device="cuda").bfloat16()
         w = torch.randn(N, K, device="cuda").bfloat16()
+        bias = torch.randn(N, device="cuda").bfloat16() if with_bias else None
         out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         fns = {"torch.mm": lambda: torch.mm(a, w.T, out=out), "tritonmm.mm": lambda: tritonmm.mm(a, w.T, out=out),
                "tritonmm.matmul": lambda: tritonmm.matmul(a, w.T),
-               "F.linear": lambda: torch.nn.functional.linear(a, w), "tritonmm.linear": lambda: tritonmm.linear(a, w)}
+               "F.linear": lambda: torch.nn.functional.linear(a, w, bias),
+               "tritonmm.linear": lambda: tritonmm.linear(a, w, bias)}
         saved = plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM
         if path == "tma":
             plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = 0, 0
@@ -163,10 +168,11 @@ def host_suite(rounds: int):
         finally:
             plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = saved
         us = {name: statistics.median(t) for name, t in us.items()}
-        rows.append([f"{M}x{N}x{K}", f"{chosen[1]} split {chosen[0].kwargs.get('SPLIT_K', 1)}",
+        rows.append([f"{M}x{N}x{K}" + (" +bias" if with_bias else ""), f"{chosen[1]} split {chosen[0].kwargs.get('SPLIT_K', 1)}",
                      *(f"{us[n]:.1f}" for n in fns), f"{us['tritonmm.mm'] / us['torch.mm']:.2f}",
                      f"{us['tritonmm.matmul'] / us['torch.mm']:.2f}", f"{us['tritonmm.linear'] / us['F.linear']:.2f}"])
-    return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}; x @ W.T, bf16, us per call\n" +
+    return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}; x @ W.T, bf16, us per call; "
+            f"+bias: the linears' (N,) bias\n" +
             tabulate(rows, headers=["shape", "path", "torch.mm", "tritonmm.mm", "tritonmm.matmul", "F.linear",
                                     "tritonmm.linear", "mm/torch", "matmul/torch", "linear/F"], disable_numparse=True))
 

@@ -1009,20 +1009,35 @@ def _seed(monkeypatch, a, b, bias=None, activation="none", precision="native"):
     monkeypatch.setattr(plan.device, "index", lambda d: 0)
     launched = _Launched()
     key = plan.launch_key(a, b, None, bias, activation, precision)
-    monkeypatch.setitem(plan._compiled, key, plan._Relaunch((launched,), None, (0, 0, 0), None))
+    out_layout = ((a.shape[0], b.shape[1]), (b.shape[1], 1))
+    monkeypatch.setitem(plan._compiled, key, plan._Relaunch((launched,), None, (0, 0, 0), out_layout, None))
     return launched
 
 
-def test_launch_key_and_plan_follow_tma_shift(monkeypatch, device):
-    """plan.TMA_SHIFT reaches the TMA kernel's constants, and a cached launch made under the other setting is
-    not relaunched (its kernel was compiled with the other SHIFT)."""
+def test_plan_follows_tma_shift(monkeypatch, device):
+    """plan.TMA_SHIFT reaches the TMA kernel's constants."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     a, b = torch.randn(40, 32, device=device).half(), torch.randn(32, 48, device=device).half()
-    key = plan.launch_key(a, b, None, None, "none", "native")
     assert Product(a, b, torch.empty(40, 48, dtype=torch.float16, device=device), "native").constants["SHIFT"]
     monkeypatch.setattr(plan, "TMA_SHIFT", False)
-    assert plan.launch_key(a, b, None, None, "none", "native") != key
     assert not Product(a, b, torch.empty(40, 48, dtype=torch.float16, device=device), "native").constants["SHIFT"]
+
+
+def test_assigning_a_planner_setting_forgets_cached_launches(monkeypatch, device):
+    """The planner's settings are not in launch_key: assigning any of them, as tests and experiments do, empties
+    the relaunch cache, so a launch planned (and compiled: TMA_SHIFT is a kernel constant) under one value is never
+    relaunched under another. Other assignments keep it."""
+    assert {"TMA_MIN_MACS", "TMA_MIN_ROWS", "TMA_SHIFT", "FEW_TILES_PER_SM", "CAPTURED_TMA_DIVISOR", "ROW_PAD",
+            "STAGE_MIN_MACS_PER_BYTE", "STAGE_EAGER_MIN_MACS", "POINTER_STAGE_SMALL_BYTES"} <= plan.SETTINGS
+    a, b = torch.randn(8, 16, device=device).half(), torch.randn(16, 12, device=device).half()
+    key = plan.launch_key(a, b, None, None, "none", "native")
+    for name in sorted(plan.SETTINGS):
+        _seed(monkeypatch, a, b)
+        setattr(plan, name, getattr(plan, name))
+        assert key not in plan._compiled, name
+    _seed(monkeypatch, a, b)
+    monkeypatch.setattr(plan, "product", plan.product)
+    assert key in plan._compiled
 
 
 def test_relaunch_keeps_the_checks_it_skips(monkeypatch, device):
@@ -1045,6 +1060,34 @@ def test_relaunch_keeps_the_checks_it_skips(monkeypatch, device):
     launched = _seed(monkeypatch, a, b, bias=vector_bias, activation="relu")
     assert tritonmm.linear(a[None], w, vector_bias, "relu").shape == (1, 8, 12)  # linear's own relaunch path
     assert launched.calls == 1
+
+
+class _Subclass(torch.Tensor):
+    pass
+
+
+def test_linear_relaunch_keys_the_weight_as_its_transpose(monkeypatch, device):
+    """linear's relaunch builds the key of x @ weight.T from weight itself (launch_key's b_transposed): equal to
+    the view's key for plain, Parameter, column-major, strided and subclass weights; an entry that stages B gets
+    the view to copy, and an entry that does not launches on the weight itself (the view's data_ptr)."""
+    x = torch.randn(8, 16, device=device).half()
+    weights = [torch.randn(12, 16), torch.randn(16, 12).T, torch.randn(12, 32)[:, ::2], torch.randn(12, 16)]
+    weights = [w.to(device).half() for w in weights]
+    weights[-1] = torch.nn.Parameter(weights[-1])
+    weights.append(weights[0].as_subclass(_Subclass))
+    for w in weights:
+        assert plan.launch_key(x, w, None, None, "relu", "native", b_transposed=True) == \
+            plan.launch_key(x, w.T, None, None, "relu", "native"), type(w)
+    w = weights[0]
+    launched = _seed(monkeypatch, x, w.T, activation="relu")
+    tritonmm.linear(x, w, activation="relu")
+    assert launched.calls == 1
+    copied = []
+    entry = plan._compiled[plan.launch_key(x, w.T, None, None, "relu", "native")]
+    monkeypatch.setitem(plan._compiled, plan.launch_key(x, w.T, None, None, "relu", "native"),
+                        entry._replace(stage=(None, lambda b, traced: copied.append(b) or b)))
+    tritonmm.linear(x, w, activation="relu")
+    assert launched.calls == 2 and copied[0].shape == (16, 12) and copied[0].stride() == (1, 16)
 
 
 def test_split_k_is_refused_where_the_workspace_passes_int32(device, pointer):

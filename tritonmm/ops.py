@@ -137,8 +137,8 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
         # A plain 2-D x as it is: reshape and view cost 1-2 us a call on the host. (A Parameter's
         # reshape is a plain Tensor, the type the full path's key holds.)
         x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-        y = plan.relaunch(x2, weight.T, None, bias, "none" if activation is None else activation, input_precision,
-                          True)
+        y = plan.relaunch(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
+                          True, b_transposed=True)
         if y is not None:
             return y if x2 is x else y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)

@@ -18,6 +18,8 @@ do not trace in torch 2.11-2.14; a traced product keeps one launch). Callers che
 first (validation.py, override.py).
 """
 import math
+import sys
+import types
 from typing import NamedTuple
 
 import torch
@@ -904,8 +906,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         staged = launch.staged and not config_space.is_gemv(cfg)
         stage = tuple(launch.stagers) if staged else None
         index = device.index(a.device) if a.device.type == "cuda" else None
-        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)), stage, rows,
-                                            index))
+        _remember(_compiled, key, _Relaunch(tuple(ready), workspace, tuple(_span(t) for t in (a, b, out)),
+                                            (out.shape, out.stride()), stage, rows, index))
     return out
 
 
@@ -949,6 +951,7 @@ class _Relaunch(NamedTuple):
     launches: tuple
     workspace: tuple | None  # split-K's fp32 (SPLIT_K, M, N), allocated per call
     spans: tuple  # bytes a, b and out span from their data_ptr: the overlap check of out=
+    out_layout: tuple  # (shape, strides) of a result it allocates: new_empty_strided, 0.8 us less than new_empty
     stage: tuple | None  # (stager of a, stager of b), as Product made them
     rows: tuple | None = None  # a wave-tail split's rows per launch (Product.row_ranges)
     index: int | None = None  # the operands' CUDA device (None: not a CUDA device)
@@ -957,28 +960,56 @@ class _Relaunch(NamedTuple):
 # _Relaunch by launch_key: products seen before relaunch their compiled kernels.
 _compiled: dict = {}
 
+# The planner's settings: its numeric module constants (above), which choose a product's path, staging
+# and kernel constants. Tests and experiments assign them (plan.TMA_MIN_MACS = 0), and a launch cached under one
+# value must not be relaunched under another. In launch_key they cost 0.7 us a call on the CPU machine
+# (session 24, timeit: 1.64 us a key with them, 0.93 without); instead, assigning one empties the cache
+# (_Planner). With linear's key and new_empty_strided (below), linear's host time at 64^3 went from
+# 1.29-1.42x F.linear's to 1.06-1.17x (session 24, run 4, notes/experiments/host_ab.py).
+SETTINGS = frozenset(name for name, value in globals().items() if name.isupper() and type(value) in (int, float, bool))
+
+
+class _Planner(types.ModuleType):
+    """This module's type: assigning one of its SETTINGS (as monkeypatch.setattr does) forgets every
+    cached launch."""
+
+    def __setattr__(self, name, value):
+        if name in SETTINGS:
+            _compiled.clear()
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Planner
+
 
 def _facts(t):
     return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
 
 
-def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_dtype=None) -> tuple:
+# The type of a view of a tensor of each type (a Parameter's is a plain Tensor).
+_VIEW_TYPES = {torch.Tensor: torch.Tensor, torch.nn.Parameter: torch.Tensor}
+
+
+def launch_key(a, b, out, bias, activation, precision, scales=(None, None), out_dtype=None, b_transposed=False):
     """Every fact that the argument checks, the path, the config and Triton's specialization
     of a product depend on: a call whose key equals an earlier call's passes the same checks
-    (but out='s overlap, which _relaunch checks) and launches the same compiled kernels."""
+    (but out='s overlap, which _relaunch checks) and launches the same compiled kernels. (The
+    planner's SETTINGS are not in it: assigning one empties the cache instead.) ``b_transposed``:
+    b is given as b.T (linear's weight), and the key is a @ b.T's, without building the view."""
     # Spelled out for the operands, and _facts only for tensors that are there: every eager call
     # builds this key, and each Python call in it costs a few tenths of a microsecond on the host.
     scale_a, scale_b = scales
     on = a.device
+    if b_transposed:  # b.T's facts: w.T costs 0.8 us on the device's host
+        type_b, shape_b, stride_b = _VIEW_TYPES.get(type(b)) or type(b.T), b.shape[::-1], b.stride()[::-1]
+    else:
+        type_b, shape_b, stride_b = type(b), b.shape, b.stride()
     return (type(a), on, a.dtype, a.shape, a.stride(), a.data_ptr() & 15,
-            type(b), b.device, b.dtype, b.shape, b.stride(), b.data_ptr() & 15,
+            type_b, b.device, b.dtype, shape_b, stride_b, b.data_ptr() & 15,
             None if out is None else _facts(out), None if bias is None else _facts(bias),
             None if scale_a is None else _facts(scale_a), None if scale_b is None else _facts(scale_b),
             out_dtype, activation, precision, on.type == "cuda" and torch.cuda.is_current_stream_capturing(),
-            TMA_MIN_MACS, TMA_MIN_ROWS, TMA_SHIFT, CAPTURED_TMA_DIVISOR, FEW_TILES_PER_SM, STAGE_MIN_MACS_PER_BYTE,
-            WIDE_READ_BYTES, STAGE_MIN_MACS_PER_BYTE_WIDE_READS,
-            STAGE_EAGER_MIN_MACS, TF32X3_SPLIT_MIN_MACS_PER_BYTE, POINTER_STAGE_MAX_LOAD_BYTES,
-            POINTER_STAGE_MIN_MACS_PER_BYTE, POINTER_STAGE_SMALL_BYTES, ASYNC_COPY_MIN_BYTES, tuning.generation)
+            tuning.generation)
 
 
 def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
@@ -1003,7 +1034,9 @@ def _relaunch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
     if known is None:
         return None
     if out is None:
-        out = _new_out(a, b, out_dtype)
+        shape, strides = known.out_layout
+        out = a.new_empty_strided(shape, strides) if out_dtype is None else \
+            a.new_empty_strided(shape, strides, dtype=out_dtype)
     else:
         o, span_a, span_b, span_o = out.data_ptr(), *known.spans
         for t, span in ((a, span_a), (b, span_b)):
@@ -1035,11 +1068,12 @@ def _launch_entry(known, a, b, out, bias, scales, index):
 
 
 def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None, matrices=False,
-             scales=(None, None), out_dtype=None):
+             scales=(None, None), out_dtype=None, b_transposed=False):
     """For the public ops, before any check: the result of a product whose every checked fact
     equals an earlier call's (launch_key), or None to take the full path. ``matrices``: only
-    2-D operands (torch.mm's rule; a batched product's key would otherwise match). Never
-    raises on bad arguments: those miss the cache, and the full path's checks name them."""
+    2-D operands (torch.mm's rule; a batched product's key would otherwise match);
+    ``b_transposed``: the product is a @ b.T (launch_key). Never raises on bad arguments: those
+    miss the cache, and the full path's checks name them."""
     if validation.traced(a):
         return None
     try:
@@ -1049,10 +1083,13 @@ def relaunch(a, b, out=None, bias=None, activation="none", input_precision=None,
             return None  # 16-bit products resolve any precision to "native": the checks refuse it
         if not fast_launch.enabled():
             return None
-        key = launch_key(a, b, out, bias, activation, resolve_precision(a.dtype, input_precision), scales, out_dtype)
+        key = launch_key(a, b, out, bias, activation, resolve_precision(a.dtype, input_precision), scales, out_dtype,
+                         b_transposed)
         known = _compiled.get(key)  # hashes the key once (a tuple does not keep its hash)
     except (AttributeError, TypeError, RuntimeError):  # not tensors, unhashable, no storage
         return None
+    if b_transposed and known is not None and known.stage is not None:
+        b = b.T  # copied into a staging buffer: the view itself (a launch reads only data_ptr, the view's too)
     return _relaunch(known, a, b, out, bias, scales, out_dtype)
 
 
