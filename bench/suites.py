@@ -168,7 +168,8 @@ def host_suite(rounds: int):
         finally:
             plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = saved
         us = {name: statistics.median(t) for name, t in us.items()}
-        rows.append([f"{M}x{N}x{K}" + (" +bias" if with_bias else ""), f"{chosen[1]} split {chosen[0].kwargs.get('SPLIT_K', 1)}",
+        rows.append([f"{M}x{N}x{K}" + (" +bias" if with_bias else ""),
+                     f"{chosen[1]} split {chosen[0].kwargs.get('SPLIT_K', 1)}",
                      *(f"{us[n]:.1f}" for n in fns), f"{us['tritonmm.mm'] / us['torch.mm']:.2f}",
                      f"{us['tritonmm.matmul'] / us['torch.mm']:.2f}", f"{us['tritonmm.linear'] / us['F.linear']:.2f}"])
     return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}; x @ W.T, bf16, us per call; "

@@ -995,9 +995,11 @@ class _Launched:
 
     def __init__(self):
         self.calls = 0
+        self.tensors = None
 
     def __call__(self, tensors, stream):
         self.calls += 1
+        self.tensors = tensors
         return True
 
 
@@ -1081,13 +1083,32 @@ def test_linear_relaunch_keys_the_weight_as_its_transpose(monkeypatch, device):
     w = weights[0]
     launched = _seed(monkeypatch, x, w.T, activation="relu")
     tritonmm.linear(x, w, activation="relu")
-    assert launched.calls == 1
+    assert launched.calls == 1 and launched.tensors[0] is x and launched.tensors[1] is w
     copied = []
     entry = plan._compiled[plan.launch_key(x, w.T, None, None, "relu", "native")]
     monkeypatch.setitem(plan._compiled, plan.launch_key(x, w.T, None, None, "relu", "native"),
                         entry._replace(stage=(None, lambda b, traced: copied.append(b) or b)))
     tritonmm.linear(x, w, activation="relu")
     assert launched.calls == 2 and copied[0].shape == (16, 12) and copied[0].stride() == (1, 16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("K", [33, 64], ids=["unaligned", "aligned"])
+def test_gpu_linear_relaunches_right_on_the_weight_itself(K, staging, monkeypatch):
+    """linear planned once and relaunched on fresh inputs, keyed by its weight (no weight.T built): the launch
+    reads the weight itself, or (K of 33: rows TMA cannot read) a staged copy of its transposed view; right on
+    every call, against float64."""
+    plans = []
+    real = Product.__init__
+    monkeypatch.setattr(Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
+    for _ in range(3):
+        x, w = torch.randn(67, K, device="cuda").half(), torch.randn(45, K, device="cuda").half()
+        bias = torch.randn(45, device="cuda").half()
+        y = tritonmm.linear(x, w, bias, "relu")
+        ref = linear_ref(x, w, bias, "relu")
+        assert ((y.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
+    assert len(plans) == 1
+    assert plan.chosen(x, w.T, "native", bias, "relu")[1] == ("tma+staged" if K == 33 else "tma")
 
 
 def test_split_k_is_refused_where_the_workspace_passes_int32(device, pointer):
