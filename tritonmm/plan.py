@@ -197,7 +197,7 @@ TMA_MIN_ROWS = 2
 # bf16, every candidate timed in graph replay over rotated operands, best off -> on, x cuBLAS): 6912x1104x464
 # 0.87 -> 0.95, 141x3072x8192 x @ W.T 0.76 -> 0.81, 100x4096x4096 x @ W.T 0.86 -> 0.90 (128x128x64 at
 # 1027x3072x3072: 42.7 -> 37.3 us); 4096^3 (no ragged tiles) 0.994 -> 0.997; six other ragged shapes within
-# -0.016 to +0.008. Off only for experiments and tests (part of launch_key, as the path rule's constants are).
+# -0.016 to +0.008. Off only for experiments and tests (a setting: assigning it empties the relaunch cache, SETTINGS).
 TMA_SHIFT = True
 
 
