@@ -1144,3 +1144,151 @@ def test_scaled_mm_traced_with_fake_tensors_keeps_scales_and_dtype(device):
         y = tritonmm.scaled_mm(a, b, torch.ones(2048, 1, device=device), torch.ones(1, 2048, device=device),
                                out_dtype=torch.bfloat16)
     assert y.dtype == torch.bfloat16 and y.shape == (2048, 2048)
+
+
+# Programmatic dependent launch (plan.PDL): a launch with launch_pdl=True may begin before the kernel before it in
+# the stream has ended, so it must be a kernel that waits for its predecessor first (kernels/tiles.py).
+
+HOPPER = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+AMPERE = devices.DeviceFacts("NVIDIA A100-SXM4-80GB", 108, 166912, False, False)
+
+
+def test_pdl_only_where_it_can_run(monkeypatch):
+    """On Hopper, compiled, for real tensors: not before Hopper, not traced, not in Triton's interpreter, not
+    when the setting is off."""
+    monkeypatch.setattr(plan.validation, "interpreting", lambda: False)
+    assert plan._pdl(HOPPER, traced=False)
+    assert not plan._pdl(HOPPER, traced=True) and not plan._pdl(AMPERE, traced=False)
+    monkeypatch.setattr(plan, "PDL", False)
+    assert not plan._pdl(HOPPER, traced=False)
+    monkeypatch.setattr(plan, "PDL", True)
+    monkeypatch.setattr(plan.validation, "interpreting", lambda: True)
+    assert not plan._pdl(HOPPER, traced=False)
+    assert plan._options(True, 4, 3) == dict(num_warps=4, num_stages=3, launch_pdl=True)
+    assert plan._options(False, 8) == dict(num_warps=8)
+
+
+def _early_launches(launch, cfgs) -> list:
+    """(kernel name, whether launched with launch_pdl, the PDL constant it gets) of each of launch's steps."""
+    return [(kernel.__name__, options.get("launch_pdl", False), constants.get("PDL"), "PDL" in kernel.arg_names)
+            for cfg in cfgs for kernel, _, _, constants, options in launch.steps(cfg)]
+
+
+@pytest.mark.parametrize("pdl", [True, False])
+def test_every_launch_with_pdl_waits_for_its_predecessor(pdl, device, monkeypatch):
+    """With PDL every step of every path (pointer, split-K's two passes, the one-row kernel, the TMA kernel whole,
+    split and in a wave-tail split, the staging copies) is launched with launch_pdl and its kernel gets PDL, the
+    constant that makes it wait; without, none is."""
+    monkeypatch.setattr(plan, "_pdl", lambda facts, traced: pdl)
+    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+    steps = []
+    for M in (1, 40):
+        a, b = operands(M, 96, 256, torch.float16, "NT", device)
+        launch = Product(a, b, nan_out(M, 96, torch.float16, device), "native")
+        assert launch.path == "pointer"
+        cfgs = [config_space.make_config(32, 32, 32, 2, 4), config_space.make_config(32, 32, 32, 2, 4, SPLIT_K=2)]
+        steps += _early_launches(launch, cfgs + ([config_space.make_config(1, 16, 64, 1, 4)] if M == 1 else []))
+    every_product_on_tma(monkeypatch)  # planned for a stand-in Hopper of 4 SMs: nothing here runs on it
+    monkeypatch.setattr(plan.device, "facts", lambda d: HOPPER._replace(num_sms=4))
+    copies = []  # the staging copy is recorded, not run (the interpreter has no griddepcontrol)
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: _Recorder(kernel, copies))
+    a, b = operands(300, 70, 90, torch.float16, "NN", device)  # unaligned: staged by a copy launch
+    launch = Product(a, b, nan_out(300, 70, torch.float16, device), "native")
+    tail = config_space.make_config(64, 64, 32, 2, 4, TAIL=1)
+    assert launch.path == "tma" and launch.staged and launch.row_ranges(tail) and copies
+    steps += copies + _early_launches(launch, [config_space.make_config(64, 64, 32, 2, 4),
+                                               config_space.make_config(64, 64, 32, 2, 4, SPLIT_K=2), tail])
+    names = {name for name, *_ in steps}
+    assert names == {"gemm_kernel", "split_k_reduce_kernel", "gemv_kernel", "gemm_tma_kernel", "copy_kernel"}
+    assert all(early == pdl and constant == pdl and waits for _, early, constant, waits in steps), steps
+
+
+class _Recorder:
+    """Stands in for a kernel's launcher: records (name, launch_pdl, PDL, whether the kernel takes PDL)."""
+
+    def __init__(self, kernel, record):
+        self.kernel, self.record = kernel, record
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.record.append((self.kernel.__name__, kwargs.get("launch_pdl", False), kwargs.get("PDL"),
+                                "PDL" in self.kernel.arg_names))
+        return launch
+
+
+def _chain(xs, ws, outs):
+    """outs[i] = (outs[i - 1] or xs) @ ws[i]: each product reads the one before it."""
+    prev = xs
+    for w, out in zip(ws, outs):
+        tritonmm.mm(prev, w, out=out)
+        prev = out
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["pointer", "pointer split", "one row", "tma", "tma split", "tma staged",
+                                  "tma tail"])
+def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, tmp_path):
+    """Products launched back to back, each reading the result of the one before, with PDL: eagerly (planned,
+    then relaunched from the cache) and replayed from a CUDA graph into NaN-filled results, every result right
+    against float64 of its own input; and bit for bit what the same chain gives without PDL."""
+    from tritonmm import tuning
+    if not devices.facts(torch.device("cuda")).tma:
+        pytest.skip("PDL needs Hopper")
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    M, K = {"one row": (1, 512), "tma tail": (1100, 520), "tma staged": (300, 333)}.get(kind, (200, 512))
+    cfg = {"pointer": config_space.make_config(64, 64, 64, 3, 4),
+           "pointer split": config_space.make_config(64, 64, 64, 3, 4, SPLIT_K=4),
+           "one row": config_space.make_config(1, 16, 128, 1, 4),
+           "tma": config_space.make_config(64, 128, 64, 4, 4),
+           "tma split": config_space.make_config(64, 128, 64, 4, 4, SPLIT_K=3),
+           "tma staged": config_space.make_config(64, 128, 64, 4, 4),
+           "tma tail": config_space.make_config(128, 128, 64, 4, 4, TAIL=1)}[kind]
+    if kind.startswith("tma"):
+        every_product_on_tma(monkeypatch)
+    else:
+        monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+        monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+        monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+    if kind == "tma tail":
+        monkeypatch.setattr(plan.device, "facts", lambda d: HOPPER._replace(num_sms=20))  # 9 x 5 tiles: 2.25 waves
+    xs = torch.randn(M, K, device="cuda").half()
+    ws = [(torch.randn(K, K, device="cuda") / K ** 0.5).half() for _ in range(4)]
+    outs = [nan_out(M, K, torch.float16, "cuda") for _ in ws]
+    launch = Product(xs, ws[0], outs[0], "native")
+    assert launch.path == ("tma" if kind.startswith("tma") else "pointer")
+    assert launch.staged == (kind == "tma staged") and bool(launch.row_ranges(cfg)) == (kind == "tma tail")
+    assert launch.split(cfg) == {"pointer split": 4, "tma split": 3}.get(kind, 1) and launch.constants["PDL"]
+    tuning._remember(launch.tuning_key, cfg)
+
+    def check():
+        prev = xs
+        for w, out in zip(ws, outs):
+            ref = prev.double() @ w.double()
+            assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
+            prev = out
+
+    try:
+        for _ in range(3):  # planned, then relaunched
+            for out in outs:
+                out.fill_(float("nan"))
+            _chain(xs, ws, outs)
+            check()
+        with_pdl = [torch.empty_like(out) for out in outs]
+        graph = _captured(lambda: _chain(xs, ws, outs))
+        for _ in range(3):
+            xs.copy_(torch.randn(M, K, device="cuda"))
+            for out in outs:
+                out.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            check()
+        xs.copy_(torch.randn(M, K, device="cuda"))
+        _chain(xs, ws, with_pdl)
+        monkeypatch.setattr(plan, "PDL", False)
+        _chain(xs, ws, outs)
+        assert all(torch.equal(x, y) for x, y in zip(with_pdl, outs))
+        assert not Product(xs, ws[0], outs[0], "native").constants["PDL"]
+    finally:
+        tuning.forget()

@@ -200,6 +200,26 @@ TMA_MIN_ROWS = 2
 # -0.016 to +0.008. Off only for experiments and tests (a setting: assigning it empties the relaunch cache, SETTINGS).
 TMA_SHIFT = True
 
+# Programmatic dependent launch: the tiled kernels, split-K's sum, the one-row kernel and the staging copies are
+# launched with launch_pdl=True and wait for their predecessor in the stream inside the kernel, so a launch's
+# scheduling and set-up overlap the end of the kernel before it (measured: kernels/tiles.py). On Hopper (sm_90+),
+# on real tensors (not under torch.compile's tracing, whose launches take no such option), compiled (not in
+# Triton's interpreter). Off only for experiments and tests (a setting, SETTINGS).
+PDL = True
+
+
+def _pdl(facts, traced: bool) -> bool:
+    """Whether this product's launches use programmatic dependent launch (PDL)."""
+    return PDL and facts.tma and not traced and not validation.interpreting()
+
+
+def _options(pdl: bool, num_warps: int, num_stages: int | None = None) -> dict:
+    """A launch's options: its warps and stages, and launch_pdl where the kernel waits for its predecessor."""
+    options = dict(num_warps=num_warps) if num_stages is None else dict(num_warps=num_warps, num_stages=num_stages)
+    if pdl:
+        options["launch_pdl"] = True
+    return options
+
 
 def _few_tiles(facts, M, N) -> bool:
     return cdiv(M, 64) * cdiv(N, 64) <= FEW_TILES_PER_SM * facts.num_sms
@@ -441,10 +461,12 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=N
             *y2.stride())
     split, paired = lo is not None, pair is not None
     pad = y.shape != x.shape or y2.shape != x2.shape
+    pdl = _pdl(device.facts(x.device), traced)
     with device.on_device(x.device):
-        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired, PAD=pad)
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired, PAD=pad,
+                                                       PDL=pdl, **_options(pdl, 4))
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[5:], 64, split, paired, pad)))
+        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[5:], 64, split, paired, pad, pdl)))
     return y
 
 
@@ -512,6 +534,7 @@ class Product:
             # tl.dot's input_precision; 16-bit products ignore it.
             INPUT_PRECISION=precision if precision in ("ieee", "tf32x3") else "tf32",
             UPCAST=a.dtype in (torch.bfloat16, *validation.FP8_DTYPES) and validation.interpreting(),
+            PDL=_pdl(self.facts, self.traced),
         )
         self.bias, self.out = bias, c
         # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
@@ -685,7 +708,7 @@ class Product:
         tile = config_space.kernel_params(cfg)
         return (gemm_tma_kernel, self.grid(tile, rows=r1 - r0),
                 self._tma_args(*row_views(r0, r1, self.a, self.b, self.out, self.bias, *self.scales)),
-                dict(self.constants, **tile), dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+                dict(self.constants, **tile), _options(self.constants["PDL"], cfg.num_warps, cfg.num_stages))
 
     def _epilogue(self) -> dict:
         """The epilogue's constants (scales, bias, activation), for kernels that take no others."""
@@ -693,12 +716,12 @@ class Product:
 
     def steps(self, cfg: triton.Config) -> list:
         """The launches of this product under cfg: (kernel, grid, args, constants, launch options), in order."""
-        options = dict(num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        options = _options(self.constants["PDL"], cfg.num_warps, cfg.num_stages)
         if config_space.is_gemv(cfg):  # the caller's operands and out, as they are (self.staged: not for it)
             tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
             grid = (self.Z * self.M * cdiv(self.N, tile["BLOCK_N"]),)
-            return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out), dict(self._epilogue(), **tile),
-                     options)]
+            return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out),
+                     dict(self._epilogue(), **tile, PDL=self.constants["PDL"]), options)]
         ranges = self.row_ranges(cfg)
         if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
             (r0, r1), (r2, r3) = ranges
@@ -725,8 +748,8 @@ class Product:
                      dict(self.constants, **tile, **plain, SPLIT_K=split, VEC_C=_vec_hint(ws)), options)
         second = (split_k_reduce_kernel, (cdiv(self.M, 32), cdiv(self.N, 128)),
                   (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
-                  dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, **self._epilogue()),
-                  dict(num_warps=4))
+                  dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, PDL=self.constants["PDL"], **self._epilogue()),
+                  _options(self.constants["PDL"], 4))
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
@@ -976,6 +999,7 @@ class _Planner(types.ModuleType):
     def __setattr__(self, name, value):
         if name in SETTINGS:
             _compiled.clear()
+            _copy_launches.clear()
         super().__setattr__(name, value)
 
 

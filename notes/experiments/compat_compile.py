@@ -24,6 +24,9 @@ ASTSource takes (fn, signature, constexprs, attrs) with the same formats in Trit
 {(index,): value}, attrs {(index,): [["tt.divisibility", 16]]}. The specialization uses
 triton._C.libtriton.native_specialize_impl where it exists (all four), else the rules above by hand.
 
+Session 25: every kernel takes PDL (programmatic dependent launch, plan.PDL), compiled with it (PDL=1, the default
+here, with launch_pdl) or without (PDL=0); the report says which griddepcontrol instructions the PTX holds.
+
 Run (no GPU needed; TRITON_INTERPRET is removed from this process's environment):
     python3 notes/experiments/compat_compile.py            # the Triton of that python
     /path/to/venv/bin/python notes/experiments/compat_compile.py
@@ -64,6 +67,8 @@ try:  # the JIT's own specialization (runtime/jit.py: specialize_impl), in Trito
 except ImportError:
     native_specialize_impl = None
 
+
+PDL = os.environ.get("PDL", "1") == "1"
 
 def _by_hand(value):
     """(type, key) as JITFunction's binder gives them, for the argument kinds these kernels take."""
@@ -165,8 +170,8 @@ def gemm_case(aligned: bool, split: int, hints: bool = True):
                 stride_cz=c3.stride(0), stride_cm=c3.stride(1), stride_cn=c3.stride(2),
                 stride_bias_m=0, stride_bias_n=0,
                 BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, BIAS="none", ACTIVATION="none",
-                SCALE_A="none", SCALE_B="none", INPUT_PRECISION="tf32", UPCAST=False, SPLIT_K=split, **vec)
-    return gemm_kernel, args, dict(num_warps=8, num_stages=4)
+                SCALE_A="none", SCALE_B="none", INPUT_PRECISION="tf32", UPCAST=False, SPLIT_K=split, PDL=PDL, **vec)
+    return gemm_kernel, args, dict(num_warps=8, num_stages=4, launch_pdl=PDL)
 
 
 def tma_case(presplit: bool, c_desc: bool = True):
@@ -197,8 +202,8 @@ def tma_case(presplit: bool, c_desc: bool = True):
                 stride_cn=c.stride(1), C_DESC=c_desc,
                 BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=8, A_TRANS=False, B_TRANS=True, BIAS="none",
                 ACTIVATION="none", SCALE_A="none", SCALE_B="none", INPUT_PRECISION=precision, UPCAST=False,
-                NUM_SMS=132, PRESPLIT=presplit)
-    return gemm_tma_kernel, args, dict(num_warps=8, num_stages=stages)
+                NUM_SMS=132, PRESPLIT=presplit, SPLIT_K=1, SHIFT=True, PDL=PDL)
+    return gemm_tma_kernel, args, dict(num_warps=8, num_stages=stages, launch_pdl=PDL)
 
 
 def split_k_case():
@@ -208,8 +213,8 @@ def split_k_case():
     args = dict(ws_ptr=ws, c_ptr=c, bias_ptr=None, scale_a_ptr=None, scale_b_ptr=None, M=M, N=N,
                 stride_cm=c.stride(0), stride_cn=c.stride(1), stride_bias_m=0, stride_bias_n=0,
                 SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, BIAS="none", ACTIVATION="none", SCALE_A="none",
-                SCALE_B="none")
-    return split_k_reduce_kernel, args, dict(num_warps=4, num_stages=3)
+                SCALE_B="none", PDL=PDL)
+    return split_k_reduce_kernel, args, dict(num_warps=4, num_stages=3, launch_pdl=PDL)
 
 
 def gemv_case():
@@ -224,8 +229,8 @@ def gemv_case():
                 stride_az=0, stride_am=a3.stride(1), stride_ak=a3.stride(2), stride_bz=0, stride_bk=b3.stride(1),
                 stride_bn=b3.stride(2), stride_cz=0, stride_cm=c3.stride(1), stride_cn=c3.stride(2),
                 stride_bias_m=0, stride_bias_n=1, BLOCK_N=8, BLOCK_K=512, BIAS="row", ACTIVATION="silu",
-                SCALE_A="none", SCALE_B="none")
-    return gemv_kernel, args, dict(num_warps=4, num_stages=1)
+                SCALE_A="none", SCALE_B="none", PDL=PDL)
+    return gemv_kernel, args, dict(num_warps=4, num_stages=1, launch_pdl=PDL)
 
 
 def copy_case(kind: str):
@@ -248,8 +253,8 @@ def copy_case(kind: str):
                 stride_xr=x.stride(0), stride_xc=x.stride(1), stride_yr=y.stride(0), stride_yc=y.stride(1),
                 R2=x2.shape[0], C2=x2.shape[1], RY2=y2.shape[0], CY2=y2.shape[1],
                 stride_x2r=x2.stride(0), stride_x2c=x2.stride(1), stride_y2r=y2.stride(0), stride_y2c=y2.stride(1),
-                BLOCK=64, SPLIT_TF32=kind == "split", PAIR=kind in ("pair", "padded"), PAD=kind == "padded")
-    return copy_kernel, args, dict(num_warps=4, num_stages=3)
+                BLOCK=64, SPLIT_TF32=kind == "split", PAIR=kind in ("pair", "padded"), PAD=kind == "padded", PDL=PDL)
+    return copy_kernel, args, dict(num_warps=4, num_stages=3, launch_pdl=PDL)
 
 
 CASES = [
@@ -284,8 +289,9 @@ def main() -> int:
                         if want[0] != got[0] or (isinstance(want[1], str) and want[1] != got[1]):
                             print(f"  note: {p.name}: JIT {want}, by hand {got}")
             kernel = triton.compile(source(fn, args), target=TARGET, options=options)
+            gdc = [w for w in ("griddepcontrol.wait", "griddepcontrol.launch_dependents") if w in kernel.asm["ptx"]]
             print(f"OK    {name}" + (f": {ptx_summary(kernel)}" if gemm else f": shared {kernel.metadata.shared} B")
-                  + resources(kernel))
+                  + resources(kernel) + f"; PDL {PDL}: {', '.join(gdc) or 'no griddepcontrol'}")
         except Exception as e:  # noqa: BLE001 - every kernel is reported, whatever it raised
             failed += 1
             print(f"ERROR {name}: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}")

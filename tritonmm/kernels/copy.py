@@ -19,6 +19,8 @@ is one such copy: zeros along K add nothing to the product.
 import triton
 import triton.language as tl
 
+from .tiles import let_next_kernel_start, wait_for_previous_kernel
+
 
 @triton.jit
 def _tf32_round(x):
@@ -81,7 +83,9 @@ def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, RY, CY, stride_xr, stride_xc, s
 @triton.jit
 def copy_kernel(x_ptr, y_ptr, lo_ptr, x2_ptr, y2_ptr, R, C, RY, CY, stride_xr, stride_xc, stride_yr, stride_yc,
                 R2, C2, RY2, CY2, stride_x2r, stride_x2c, stride_y2r, stride_y2c,
-                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr, PAIR: tl.constexpr, PAD: tl.constexpr):
+                BLOCK: tl.constexpr, SPLIT_TF32: tl.constexpr, PAIR: tl.constexpr, PAD: tl.constexpr,
+                PDL: tl.constexpr):
+    wait_for_previous_kernel(PDL)
     # One program a BLOCK x BLOCK tile. PAIR: a second copy, y2 = x2, in the same launch, its tiles
     # numbered after the first's (a staged product's two operands: one launch's latency, not two).
     # PAD: a y larger than its x, in either copy.
@@ -93,3 +97,4 @@ def copy_kernel(x_ptr, y_ptr, lo_ptr, x2_ptr, y2_ptr, R, C, RY, CY, stride_xr, s
     else:
         _copy_tile(x_ptr, y_ptr, lo_ptr, pid, R, C, RY, CY, stride_xr, stride_xc, stride_yr, stride_yc, BLOCK,
                    PAD, SPLIT_TF32)
+    let_next_kernel_start(PDL)

@@ -28,7 +28,7 @@ each at its best of six configs (session 13, run 6, notes/experiments/hint_form.
 import triton
 import triton.language as tl
 
-from .tiles import epilogue, tile_coords
+from .tiles import epilogue, let_next_kernel_start, tile_coords, wait_for_previous_kernel
 
 
 @triton.jit
@@ -40,8 +40,9 @@ def gemm_kernel(
     BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, SPLIT_K: tl.constexpr,
     VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr,
-    DIV_M: tl.constexpr, DIV_N: tl.constexpr, DIV_K: tl.constexpr,
+    DIV_M: tl.constexpr, DIV_N: tl.constexpr, DIV_K: tl.constexpr, PDL: tl.constexpr,
 ):
+    wait_for_previous_kernel(PDL)
     # The grid is (batch * tiles * SPLIT_K,): one axis has room for 2**31 programs, so no batch
     # is too large. The slices of one tile are neighbours, so they run in the same wave.
     if DIV_M > 1:  # the same sizes, known divisible (module docstring)
@@ -91,6 +92,7 @@ def gemm_kernel(
         acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
         a_ptrs += step_a
         b_ptrs += step_b
+    let_next_kernel_start(PDL)
 
     if SPLIT_K > 1:
         z = split.to(tl.int64)  # this slice's partial sums, in the workspace; no epilogue yet

@@ -46,7 +46,7 @@ remainder times an Inf is an Inf of the sign IEEE gives that term, never 0 * Inf
 import triton
 import triton.language as tl
 
-from .tiles import epilogue, tile_coords
+from .tiles import epilogue, let_next_kernel_start, tile_coords, wait_for_previous_kernel
 
 
 @triton.jit
@@ -56,8 +56,9 @@ def gemm_tma_kernel(
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
-    C_DESC: tl.constexpr, SPLIT_K: tl.constexpr, SHIFT: tl.constexpr,
+    C_DESC: tl.constexpr, SPLIT_K: tl.constexpr, SHIFT: tl.constexpr, PDL: tl.constexpr,
 ):
+    wait_for_previous_kernel(PDL)
     # A_TRANS / B_TRANS: the operand is a transposed view, so its descriptor covers the
     # contiguous A.T (K x M) / B.T (N x K) and each loaded tile is transposed back.
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -124,6 +125,7 @@ def gemm_tma_kernel(
             c_ptrs = c + (split * M + offs_m)[:, None].to(tl.int64) * stride_cm + \
                 offs_n[None, :].to(tl.int64) * stride_cn
             tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
+    let_next_kernel_start(PDL)
 
 
 def fit_descriptors(nargs: dict) -> None:

@@ -16,7 +16,7 @@ float32 products are fp32 multiply-adds whatever precision is asked: as exact as
 import triton
 import triton.language as tl
 
-from .tiles import epilogue
+from .tiles import epilogue, let_next_kernel_start, wait_for_previous_kernel
 
 
 @triton.jit
@@ -25,8 +25,9 @@ def gemv_kernel(
     stride_az, stride_am, stride_ak, stride_bz, stride_bk, stride_bn, stride_cz, stride_cm, stride_cn,
     stride_bias_m, stride_bias_n,
     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
+    BIAS: tl.constexpr, ACTIVATION: tl.constexpr, SCALE_A: tl.constexpr, SCALE_B: tl.constexpr, PDL: tl.constexpr,
 ):
+    wait_for_previous_kernel(PDL)
     pid = tl.program_id(0)
     blocks = tl.cdiv(N, BLOCK_N)
     m = (pid % M).to(tl.int64)
@@ -47,6 +48,7 @@ def gemv_kernel(
         acc += w.to(tl.float32) * x.to(tl.float32)[None, :]
         a_ptrs += step_a
         b_ptrs += step_b
+    let_next_kernel_start(PDL)
     offs_m = m + tl.arange(0, 1)
     y = epilogue(tl.sum(acc, axis=1)[None, :], bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N,
                  stride_bias_m, stride_bias_n, BIAS, ACTIVATION, SCALE_A, SCALE_B)

@@ -1,4 +1,5 @@
-"""What the block programs share: the order tiles are walked in, and the fused epilogue."""
+"""What the block programs share: the order tiles are walked in, the fused epilogue, and the hand-over between
+kernels (programmatic dependent launch)."""
 import triton
 import triton.language as tl
 
@@ -17,6 +18,33 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
     pid_n = (tile_id % num_pid_in_group) // group_size_m
     return pid_m, pid_n
+
+
+# Programmatic dependent launch (PDL, Hopper and later; plan.PDL): a kernel launched with launch_pdl=True may be
+# scheduled before the kernel before it in the stream has ended, once every program of that one has let it
+# (let_next_kernel_start) or ended. Each kernel that tritonmm launches so waits first thing (wait_for_previous_kernel),
+# and lets the next start after its main loop. Session 25 (notes/experiments/pdl_ab.py, bf16, graph replay over
+# operands rotated past the L2, x cuBLAS, off -> on, run 3): 256^3 0.93 -> 1.05, 768^3 0.89 -> 0.92, 64x4096x4096
+# x @ W.T 0.97 -> 0.99, 1023x1025x1027 (staged) 1.73 -> 1.80; products of 20 us or more within 1% (runs 3 and 8).
+# Letting the next kernel start first thing instead (run 2) lost 16% at 3000x3008x3000 and 12% at 1856x1136x1904,
+# where the running kernel leaves SMs idle and the next kernel's programs then wait on them through its whole run
+# (how that slows it was not measured).
+
+
+@triton.jit
+def wait_for_previous_kernel(PDL: tl.constexpr):
+    """With PDL: wait until the kernel before this one in the stream has ended and its writes are visible. Called
+    before any memory is read or written."""
+    if PDL:
+        tl.extra.cuda.gdc_wait()
+
+
+@triton.jit
+def let_next_kernel_start(PDL: tl.constexpr):
+    """With PDL: the next kernel in the stream may start its programs (they wait in wait_for_previous_kernel) once
+    every program of this one has called this or ended. Called after a program's main loop, before its stores."""
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
 
 
 # How a bias broadcasts over C, by the strides of its (M, N) view: "row" is one value per column
