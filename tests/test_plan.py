@@ -1169,7 +1169,8 @@ def test_pdl_only_where_it_can_run(monkeypatch):
 
 
 def _early_launches(launch, cfgs) -> list:
-    """(kernel name, whether launched with launch_pdl, the PDL constant it gets) of each of launch's steps."""
+    """(kernel name, whether launched with launch_pdl, the PDL constant it gets, whether the kernel takes PDL) of
+    each of launch's steps."""
     return [(kernel.__name__, options.get("launch_pdl", False), constants.get("PDL"), "PDL" in kernel.arg_names)
             for cfg in cfgs for kernel, _, _, constants, options in launch.steps(cfg)]
 
