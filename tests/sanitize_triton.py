@@ -133,24 +133,30 @@ def main() -> int:
     def buffer(rows, cols, like):
         return plan._aligned_empty(rows, cols, like).fill_(float("nan"))
 
-    for dtype in (torch.bfloat16, torch.float32, torch.float8_e4m3fn):
-        for R, C in ((67, 131), (130, 257), (64, 64)):
-            x = torch.randn(R, C, device="cuda").to(dtype)
-            for name, src, dst in (("aligned copy", x, buffer(R, C, x)), ("copy of a view", x.T, buffer(C, R, x)),
-                                   ("transposing copy", x, buffer(C, R, x).T)):
-                paths["copy"] += 1
-                check(f"{name} {dtype} {R}x{C}", plan.copy(src, dst).float(), src.float(), 1e-30)
-            w = torch.randn(C + 3, R, device="cuda").to(dtype)[:C].T  # a second copy in the same launch
-            ya, yb = buffer(R, C, x), buffer(C, R, w).T
-            plan.copy(x, ya, pair=(w, yb))
-            paths["copy"] += 2
-            check(f"pair copy, first {dtype} {R}x{C}", ya.float(), x.float(), 1e-30)
-            check(f"pair copy, second {dtype} {R}x{C}", yb.float(), w.float(), 1e-30)
-            if dtype == torch.float32:
-                parts = buffer(2 * R, C, x)
-                plan.copy(x, parts[:R], lo=parts[R:])
-                paths["copy"] += 1
-                check(f"TF32 split {R}x{C}", parts[:R].double() + parts[R:].double(), x, 2.0 ** -21)
+    # Each of copy_kernel's tiles (plan.COPY_BLOCK, COPY_SMALL_BLOCK), forced through the rule's bar.
+    shipped_bar = plan.COPY_MIN_PROGRAMS_PER_SM
+    for tile, bar in (("64x64", 0), ("32x32", 10 ** 9)):
+        plan.COPY_MIN_PROGRAMS_PER_SM = bar
+        for dtype in (torch.bfloat16, torch.float32, torch.float8_e4m3fn):
+            for R, C in ((67, 131), (130, 257), (64, 64)):
+                x = torch.randn(R, C, device="cuda").to(dtype)
+                for name, src, dst in (("aligned copy", x, buffer(R, C, x)),
+                                       ("copy of a view", x.T, buffer(C, R, x)),
+                                       ("transposing copy", x, buffer(C, R, x).T)):
+                    paths["copy"] += 1
+                    check(f"{name} {dtype} {R}x{C} {tile}", plan.copy(src, dst).float(), src.float(), 1e-30)
+                w = torch.randn(C + 3, R, device="cuda").to(dtype)[:C].T  # a second copy in the same launch
+                ya, yb = buffer(R, C, x), buffer(C, R, w).T
+                plan.copy(x, ya, pair=(w, yb))
+                paths["copy"] += 2
+                check(f"pair copy, first {dtype} {R}x{C} {tile}", ya.float(), x.float(), 1e-30)
+                check(f"pair copy, second {dtype} {R}x{C} {tile}", yb.float(), w.float(), 1e-30)
+                if dtype == torch.float32:
+                    parts = buffer(2 * R, C, x)
+                    plan.copy(x, parts[:R], lo=parts[R:])
+                    paths["copy"] += 1
+                    check(f"TF32 split {R}x{C} {tile}", parts[:R].double() + parts[R:].double(), x, 2.0 ** -21)
+    plan.COPY_MIN_PROGRAMS_PER_SM = shipped_bar
     # Split-K in 3 slices with a bias and silu in the second pass: on the pointer kernel, and on Hopper on the TMA
     # kernel too (every product forced onto it, as above; its units' fp32 sums stored through pointers).
     for kernel in ("pointer", "tma") if facts.tma else ("pointer",):
@@ -187,7 +193,8 @@ def main() -> int:
             a = torch.randn(*a_batch, 33, 31, device="cuda").to(dtype)
             b = torch.randn(*b_batch, 31, 65, device="cuda").to(dtype)
             out = tritonmm.matmul(a, b, input_precision=precision)
-            check(f"batched {dtype} {precision} {tuple(a.shape)} @ {tuple(b.shape)}", out, a.double() @ b.double(), bound)
+            check(f"batched {dtype} {precision} {tuple(a.shape)} @ {tuple(b.shape)}", out, a.double() @ b.double(),
+                  bound)
     print(f"sanitize_triton: {count} products ({dict(paths)} by path, batched aside), {wrong} wrong")
     return 1 if wrong else 0
 

@@ -360,8 +360,44 @@ def test_pointer_kernel_under_each_alignment_hint(case, dtype, device, pointer):
     assert result is out and ((out.double() - ref).norm() / ref.norm()).item() < BOUND[dtype]
 
 
+@pytest.fixture(params=["64x64", "32x32"])
+def copy_tile(request, monkeypatch):
+    """Runs a copy test on each of copy_kernel's tiles (plan.COPY_BLOCK, COPY_SMALL_BLOCK), whatever the copy's size."""
+    monkeypatch.setattr(plan, "COPY_MIN_PROGRAMS_PER_SM", 0 if request.param == "64x64" else 10 ** 9)
+    return request.param
+
+
+def test_copy_takes_small_tiles_where_large_ones_leave_sms_few_programs(device, monkeypatch):
+    """copy_kernel's tile: 64x64 where that gives the copy (both of a pair) at least COPY_MIN_PROGRAMS_PER_SM
+    programs an SM, 32x32 below; a relaunch from the cache keeps the tile it was launched with."""
+    launches = []
+    real = plan.launcher
+
+    class Recorder:
+        def __init__(self, kernel, traced):
+            self.launch = real(kernel, traced)
+
+        def __getitem__(self, grid):
+            def run(*args, **kwargs):
+                launches.append((grid[0], kwargs["BLOCK"]))
+                return self.launch[grid](*args, **kwargs)
+            return run
+    monkeypatch.setattr(plan, "launcher", Recorder)
+    sms = devices.facts(torch.device(device)).num_sms
+    monkeypatch.setattr(plan, "COPY_MIN_PROGRAMS_PER_SM", 3)
+    x = torch.randn(64 * 2, 64 * sms + 5, device=device).bfloat16()  # 2 x (sms + 1) tiles of 64: under 3 an SM
+    y = plan._aligned_copy(x)
+    x2 = torch.randn(64 * 2, 64 * sms - 7, device=device).bfloat16()  # the pair: 4 * sms tiles of 64
+    y2 = plan._aligned_like(x2)
+    plan.copy(x, plan._aligned_like(x), pair=(x2, y2))
+    assert launches == [(2 * 2 * (2 * sms + 1), 32), (4 * sms + 2, 64)]
+    assert torch.equal(y, x) and torch.equal(y2, x2)
+    again = plan._aligned_like(x).fill_(float("nan"))  # on a GPU, relaunched from the cache
+    assert torch.equal(plan.copy(x, again), x)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
-def test_copies_of_unaligned_rows(dtype, device):
+def test_copies_of_unaligned_rows(dtype, device, copy_tile):
     """The staging copies, exact: unaligned rows into an aligned buffer and back into a NaN-filled one,
     an odd base, a transposing copy; inner tiles (unmasked) and edge tiles (masked) both."""
     x = torch.randn(67, 131, device=device).to(dtype)
@@ -375,12 +411,13 @@ def test_copies_of_unaligned_rows(dtype, device):
     assert torch.equal(plan.transpose(x), x.T)
 
 
-def test_both_operands_staged_in_one_launch(device, monkeypatch):
+def test_both_operands_staged_in_one_launch(device, monkeypatch, copy_tile):
     """Two unaligned operands are copied by one launch (copy_kernel's PAIR): a row-major A and a
     transposed view B of other shapes, each exact in an aligned buffer of its own orientation."""
     launched = []
     real = plan.launcher
-    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel.__name__) or real(kernel, traced))
+    monkeypatch.setattr(plan, "launcher",
+                        lambda kernel, traced: launched.append(kernel.__name__) or real(kernel, traced))
     plan._copy_launches.clear()
     a = torch.randn(67, 131, device=device).bfloat16()
     b = torch.randn(45, 131, device=device).bfloat16().T  # (131, 45), K-major, rows of 131
@@ -393,7 +430,7 @@ def test_both_operands_staged_in_one_launch(device, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
-def test_copy_into_a_larger_buffer_pads_with_zeros(dtype, device):
+def test_copy_into_a_larger_buffer_pads_with_zeros(dtype, device, copy_tile):
     """copy(x, y) with y larger than x along either dim: x in y's corner, 0 elsewhere (y starts NaN), for
     a plain, a transposing and a paired copy; inner tiles (unmasked) and edge and padding tiles both."""
     x = torch.randn(67, 131, device=device).to(dtype)
@@ -782,7 +819,8 @@ def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     out = torch.empty(3027, 70, dtype=torch.bfloat16, device=device)
     launch = Product(a, b, out, "native", captured=True)
     assert launch._read_bytes() == (2 if staged else 8)
-    assert (launch.path, launch.staged, launch.graph_only) == (("tma", True, True) if staged else ("pointer", False, False))
+    expected = ("tma", True, True) if staged else ("pointer", False, False)
+    assert (launch.path, launch.staged, launch.graph_only) == expected
     assert Product(a, b, out, "native").differs_when_captured == staged
 
 

@@ -207,6 +207,18 @@ TMA_SHIFT = True
 # Triton's interpreter). Off only for experiments and tests (a setting, SETTINGS).
 PDL = True
 
+# copy_kernel's tile is COPY_BLOCK x COPY_BLOCK elements, or COPY_SMALL_BLOCK x COPY_SMALL_BLOCK where the larger
+# tile would give fewer than COPY_MIN_PROGRAMS_PER_SM programs an SM: a copy of few large tiles leaves each SM a few
+# programs of 4 warps, too few loads in flight to cover the memory's latency. Session 26, run 2
+# (notes/experiments/settings_ab.py, bf16, graph replay over operands rotated past the L2, 3 interleaved rounds,
+# staged products whole, us; 64x64 -> 32x32 copy tiles): 1023x1025x1027 17.41 -> 15.96 (1.80 -> 1.96x torch.mm;
+# the copies, 544 programs of 64x64, took 5.7 us of 17 in run 1), 1000x1004x1012 13.88 -> 12.49, 512x382x1030
+# (K-major copies, 238 programs) 10.42 -> 9.74; 93x529x6074 x @ W.T (1045 programs, 7.9 an SM) 19.12 -> 19.43, so
+# the bar sits below 7.9. Copies of 2112 programs or more unchanged (2047x2049x2051 54.40 / 54.38).
+COPY_BLOCK = 64
+COPY_SMALL_BLOCK = 32
+COPY_MIN_PROGRAMS_PER_SM = 6
+
 
 def _pdl(facts, traced: bool) -> bool:
     """Whether this product's launches use programmatic dependent launch (PDL)."""
@@ -454,19 +466,27 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=N
                     return y
     assert all(ny >= nx for ny, nx in zip((*y.shape, *y2.shape), (*x.shape, *x2.shape))), "y holds x"
     (RY, CY), (RY2, CY2) = y.shape, y2.shape
-    grid = (cdiv(RY, 64) * cdiv(CY, 64) + (cdiv(RY2, 64) * cdiv(CY2, 64) if pair else 0),)
+    facts = device.facts(x.device)
+
+    def programs(block):
+        return cdiv(RY, block) * cdiv(CY, block) + (cdiv(RY2, block) * cdiv(CY2, block) if pair else 0)
+    block = COPY_BLOCK
+    if programs(block) < COPY_MIN_PROGRAMS_PER_SM * facts.num_sms:
+        block = COPY_SMALL_BLOCK
+    grid = (programs(block),)
     if not grid[0]:
         return y
     args = (x, y, lo, x2, y2, *x.shape, RY, CY, *x.stride(), *y.stride(), *x2.shape, RY2, CY2, *x2.stride(),
             *y2.stride())
     split, paired = lo is not None, pair is not None
     pad = y.shape != x.shape or y2.shape != x2.shape
-    pdl = _pdl(device.facts(x.device), traced)
+    pdl = _pdl(facts, traced)
     with device.on_device(x.device):
-        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=64, SPLIT_TF32=split, PAIR=paired, PAD=pad,
+        compiled = launcher(copy_kernel, traced)[grid](*args, BLOCK=block, SPLIT_TF32=split, PAIR=paired, PAD=pad,
                                                        PDL=pdl, **_options(pdl, 4))
     if key is not None and compiled is not None and not torch.cuda.is_current_stream_capturing():
-        _remember(_copy_launches, key, fast_launch.Compiled(compiled, grid, (*args[5:], 64, split, paired, pad, pdl)))
+        _remember(_copy_launches, key,
+                  fast_launch.Compiled(compiled, grid, (*args[5:], block, split, paired, pad, pdl)))
     return y
 
 
@@ -925,7 +945,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         ready = launch.compiled(launched) if key is not None else None
     if ready is not None:
         rows = launch.row_ranges(cfg)
-        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None  # as steps() made it
+        # split-K's workspace shape, as steps() made it
+        workspace = (launch.split(cfg), launch.M, launch.N) if len(ready) > 1 and not rows else None
         staged = launch.staged and not config_space.is_gemv(cfg)
         stage = tuple(launch.stagers) if staged else None
         index = device.index(a.device) if a.device.type == "cuda" else None

@@ -24,27 +24,18 @@ ROUNDS rounds; each graph's result checked against float64 after a replay.
     PYTHONPATH=. python3 notes/experiments/pdl_ab.py [MxNxK:layout ...]
     DTYPE=float16 ROUNDS=5 PYTHONPATH=. python3 notes/experiments/pdl_ab.py 1024x14336x4096:NT
 
+Since session 26 the timing loop is settings_ab.py's (plan.PDL off and on as its two variants).
+
 Run 8: the long products whose sweep ratios fell against session 23's sweep (4096^3 NN bf16 1.03 -> 0.99,
 8192x4096x14336 1.09 -> 0.99, fp16 1024x14336x4096 0.94 -> 0.85, one operand copy each): PDL off and on interleaved.
 """
 import os
-import statistics
 import sys
 
-from tabulate import tabulate
-
-import torch  # noqa: E402
-import tritonmm  # noqa: E402
-from bench.common import config_text, device_ms, rel_err  # noqa: E402
-from bench.sweep import _graph  # noqa: E402
-from tritonmm import plan  # noqa: E402
-
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from cold_tuning import shapes  # noqa: E402
+os.environ.setdefault("VARIANTS", "off:PDL=0;on:PDL=1")
+from settings_ab import main  # noqa: E402
 
-ROUNDS = int(os.environ.get("ROUNDS", 3))
-DTYPE = getattr(torch, os.environ.get("DTYPE", "bfloat16"))
-VARIANTS = {"off": False, "on": True}  # plan.PDL
 SHAPES = [(256, 256, 256, "NN"), (512, 512, 512, "NN"), (768, 768, 768, "NN"), (1024, 1024, 1024, "NN"),
           (1536, 1536, 1536, "NN"), (2048, 2048, 2048, "NN"), (4096, 4096, 4096, "NN"), (16, 4096, 4096, "NT"),
           (12, 5120, 5120, "NT"), (48, 5120, 5120, "NT"), (64, 5120, 5120, "NT"), (64, 4096, 4096, "NT"),
@@ -52,56 +43,5 @@ SHAPES = [(256, 256, 256, "NN"), (512, 512, 512, "NN"), (768, 768, 768, "NN"), (
           (2047, 2049, 2051, "NN"), (77, 4099, 2049, "NT"), (3000, 3008, 3000, "NN"), (1856, 1136, 1904, "NN"),
           (1, 4096, 4096, "NT"), (1, 14336, 4096, "NT")]
 
-
-def operands(M, N, K, layout, n):
-    a = [torch.randn(M, K, device="cuda").to(DTYPE) for _ in range(n)]
-    b = [torch.randn(N, K, device="cuda").to(DTYPE).T if layout == "NT" else
-         torch.randn(K, N, device="cuda").to(DTYPE) for _ in range(n)]
-    return list(zip(a, b))
-
-
-def main():
-    from bench.common import copies
-    table = []
-    for M, N, K, layout in shapes(sys.argv[1:], SHAPES):
-        sets = operands(M, N, K, layout, copies((M * K + K * N) * 2))
-        n = len(sets)
-        outs = {name: torch.empty(M, N, dtype=DTYPE, device="cuda") for name in ("torch",) + tuple(VARIANTS)}
-        plan.PDL = False
-        tritonmm.matmul(*sets[0], out=outs["off"])  # tunes the eager plan and its captured twin
-        cfg, path = plan.chosen(*sets[0], "native", captured=True)
-        graphs = {"torch": _graph(lambda a, b: torch.mm(a, b, out=outs["torch"]), sets)}
-        for name, pdl in VARIANTS.items():
-            plan.PDL = pdl
-            try:
-                graphs[name] = _graph(lambda a, b: tritonmm.matmul(a, b, out=outs[name]), sets)
-            except Exception as e:  # noqa: BLE001
-                print(f"{M}x{N}x{K} {layout} PDL {pdl}: {type(e).__name__}: {str(e)[:300]}", flush=True)
-        plan.PDL = True
-        ref = sets[-1][0].double() @ sets[-1][1].double()
-        errs = {}
-        for name, g in graphs.items():
-            outs[name].fill_(float("nan"))
-            g.replay()
-            torch.cuda.synchronize()
-            errs[name] = rel_err(outs[name], ref)
-        times = {name: [] for name in graphs}
-        for _ in range(ROUNDS):
-            for name, g in graphs.items():
-                times[name].append(device_ms(g.replay) * 1e3 / n)
-        med = {name: statistics.median(t) for name, t in times.items()}
-        base = med["torch"]
-        row = [f"{M}x{N}x{K} {layout}", n, f"{path} {config_text(cfg)}", f"{base:.2f}"] + \
-            [f"{med.get(v, float('nan')):.2f} ({base / med.get(v, float('nan')):.3f})" for v in VARIANTS] + \
-            [" ".join(f"{name} {e:.1e}" for name, e in errs.items())]
-        table.append(row)
-        print(" | ".join(map(str, row)), flush=True)
-        print("    rounds: " + "; ".join(f"{name} " + " ".join(f"{t:.2f}" for t in ts) for name, ts in times.items()),
-              flush=True)
-        del graphs, sets
-    print(tabulate(table, headers=["shape", "copies", "config", "torch us"] + [f"PDL {v} us (x)" for v in VARIANTS] +
-                   ["rel err"], disable_numparse=True))
-
-
 if __name__ == "__main__":
-    main()
+    main(SHAPES)
