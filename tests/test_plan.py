@@ -389,9 +389,10 @@ def test_copy_takes_small_tiles_where_large_ones_leave_sms_few_programs(device, 
     y = plan._aligned_copy(x)
     x2 = torch.randn(64 * 2, 64 * sms - 7, device=device).bfloat16()  # the pair: 4 * sms tiles of 64
     y2 = plan._aligned_like(x2)
-    plan.copy(x, plan._aligned_like(x), pair=(x2, y2))
+    y1 = plan._aligned_like(x)
+    plan.copy(x, y1, pair=(x2, y2))
     assert launches == [(2 * 2 * (2 * sms + 1), 32), (4 * sms + 2, 64)]
-    assert torch.equal(y, x) and torch.equal(y2, x2)
+    assert torch.equal(y, x) and torch.equal(y1, x) and torch.equal(y2, x2)
     again = plan._aligned_like(x).fill_(float("nan"))  # on a GPU, relaunched from the cache
     assert torch.equal(plan.copy(x, again), x)
 

@@ -10,7 +10,8 @@ session 18 measured 5.8 in the operand copies (8.4 MB in one launch: 1.4 TB/s) a
   into an aligned C (TMA store) shows it;
 - the tuned config is the best on the staged operands (every candidate timed on aligned views of the buffers).
 
-Per shape (bf16, operand copies rotated past the L2, graph replay, read-flushed, us per product):
+Per shape (bf16, operand copies rotated past the L2, graph replay, read-flushed, us per product). Run 1 took the
+per-kernel split from torch.profiler over 20 replays; it now comes from bench.common.kernel_times (one replay).
 
     PYTHONPATH=. python3 notes/experiments/unaligned_parts.py [MxNxK:layout ...]
 """
@@ -21,7 +22,7 @@ import torch
 from tabulate import tabulate
 
 import tritonmm
-from bench.common import config_text, device_ms
+from bench.common import config_text, device_ms, kernel_times
 from bench.sweep import _graph
 from tritonmm import plan, tuning
 from tritonmm.kernels.copy import copy_kernel
@@ -33,17 +34,11 @@ SHAPES = [(1023, 1025, 1027, "NN"), (2047, 2049, 2051, "NN")]
 COPIES = [(64, 4), (32, 4), (32, 2), (128, 8), (64, 8), (128, 4)]  # (BLOCK, num_warps) of copy_kernel's pair launch
 
 
-def per_kernel(graph, products: int, replays: int = 20) -> str:
-    """Device us per product by kernel name (torch.profiler over graph replays)."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(replays):
-            graph.replay()
-        torch.cuda.synchronize()
+def per_kernel(graph, products: int) -> str:
+    """Device us per product by kernel name (bench.common.kernel_times over one graph replay)."""
     per = collections.Counter()
-    for e in prof.key_averages():
-        us = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
-        if us and e.key not in ("Memcpy", "Memset"):
-            per[e.key[:22]] += us / replays / products
+    for name, us in kernel_times(graph.replay):
+        per[name[:22]] += us / products
     return " ".join(f"{k}={v:.2f}" for k, v in per.most_common(4))
 
 
