@@ -367,22 +367,27 @@ def copy_tile(request, monkeypatch):
     return request.param
 
 
+class _Recorder:
+    """Stands in for plan.launcher's result: records ``entry(kernel, grid, kwargs)`` for each launch, and launches
+    through ``launch`` (plan.launcher's own result) where one is given; else nothing runs."""
+
+    def __init__(self, kernel, record, entry, launch=None):
+        self.kernel, self.record, self.entry, self.launch = kernel, record, entry, launch
+
+    def __getitem__(self, grid):
+        def run(*args, **kwargs):
+            self.record.append(self.entry(self.kernel, grid, kwargs))
+            return None if self.launch is None else self.launch[grid](*args, **kwargs)
+        return run
+
+
 def test_copy_takes_small_tiles_where_large_ones_leave_sms_few_programs(device, monkeypatch):
     """copy_kernel's tile: 64x64 where that gives the copy (both of a pair) at least COPY_MIN_PROGRAMS_PER_SM
     programs an SM, 32x32 below; a relaunch from the cache keeps the tile it was launched with."""
     launches = []
     real = plan.launcher
-
-    class Recorder:
-        def __init__(self, kernel, traced):
-            self.launch = real(kernel, traced)
-
-        def __getitem__(self, grid):
-            def run(*args, **kwargs):
-                launches.append((grid[0], kwargs["BLOCK"]))
-                return self.launch[grid](*args, **kwargs)
-            return run
-    monkeypatch.setattr(plan, "launcher", Recorder)
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: _Recorder(
+        kernel, launches, lambda kernel, grid, kwargs: (grid[0], kwargs["BLOCK"]), real(kernel, traced)))
     sms = devices.facts(torch.device(device)).num_sms
     monkeypatch.setattr(plan, "COPY_MIN_PROGRAMS_PER_SM", 3)
     x = torch.randn(64 * 2, 64 * sms + 5, device=device).bfloat16()  # 2 x (sms + 1) tiles of 64: under 3 an SM
@@ -1233,7 +1238,7 @@ def test_every_launch_with_pdl_waits_for_its_predecessor(pdl, device, monkeypatc
     every_product_on_tma(monkeypatch)  # planned for a stand-in Hopper of 4 SMs: nothing here runs on it
     monkeypatch.setattr(plan.device, "facts", lambda d: HOPPER._replace(num_sms=4))
     copies = []  # the staging copy is recorded, not run (the interpreter has no griddepcontrol)
-    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: _Recorder(kernel, copies))
+    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: _Recorder(kernel, copies, _pdl_entry))
     a, b = operands(300, 70, 90, torch.float16, "NN", device)  # unaligned: staged by a copy launch
     launch = Product(a, b, nan_out(300, 70, torch.float16, device), "native")
     tail = config_space.make_config(64, 64, 32, 2, 4, TAIL=1)
@@ -1245,17 +1250,9 @@ def test_every_launch_with_pdl_waits_for_its_predecessor(pdl, device, monkeypatc
     assert all(early == pdl and constant == pdl and waits for _, early, constant, waits in steps), steps
 
 
-class _Recorder:
-    """Stands in for a kernel's launcher: records (name, launch_pdl, PDL, whether the kernel takes PDL)."""
-
-    def __init__(self, kernel, record):
-        self.kernel, self.record = kernel, record
-
-    def __getitem__(self, grid):
-        def launch(*args, **kwargs):
-            self.record.append((self.kernel.__name__, kwargs.get("launch_pdl", False), kwargs.get("PDL"),
-                                "PDL" in self.kernel.arg_names))
-        return launch
+def _pdl_entry(kernel, grid, kwargs) -> tuple:
+    """A launch as the PDL rule sees it: (name, launch_pdl, PDL, whether the kernel takes PDL)."""
+    return kernel.__name__, kwargs.get("launch_pdl", False), kwargs.get("PDL"), "PDL" in kernel.arg_names
 
 
 def _chain(xs, ws, outs):
