@@ -1,4 +1,4 @@
-"""Experiment (session 27, run 1): reading a weight whose rows are not 16-byte aligned through TMA, unstaged.
+"""Experiment (session 27, runs 1-2): reading a weight whose rows are not 16-byte aligned through TMA, unstaged.
 
 77x4099x2049 x @ W.T (bf16) is the sweep's one unaligned product under the issue's 2x: 1.13x torch.mm (session 26).
 Its 16.8 MB weight has rows 4098 bytes apart, which TMA cannot read, so the planner copies it into aligned rows
@@ -23,8 +23,9 @@ unaligned weights generally gain over staging; staging keeps the lead where the 
 at 48x4100x2050 and led only at 106x645x4340 (P = 2: 1.05x cuBLAS where tritonmm ran 0.72x). Run 2
 (ANATOMY=1, the kernel alone, 64x64x128 s5, us): as is 23.3; without the pointer-read columns 19.4; on a copy of W
 whose rows are 128-byte aligned, read in 8 classes all the same, 19.5, and as plain rows (P = 1) 13.5; 16-byte
-aligned rows 22.9 in classes, 16.7 as plain rows. Rows 8 apart in a box cost about 45%, rows only 16-byte aligned
-another 15-25%, and the pointer-read columns 4 us: the boxes of one class read slower than the copy they replace.
+aligned rows 22.9 in classes, 16.7 as plain rows. Over its three configs, rows 8 apart in a box cost 22-44%, rows
+only 16-byte aligned another 2-23%, and the pointer-read columns 2-4 us: the boxes of one class read slower than the
+copy they replace.
 
 Per shape (bf16, x @ W.T, the sweep's operands rotated past the L2, graph replay, read-flushed, us per product):
 torch.mm, tritonmm as shipped, the best config of this kernel with and without x's copies, interleaved rounds;
