@@ -36,6 +36,7 @@ every result checked against float64.
 """
 import math
 import os
+import statistics
 import sys
 
 import torch
@@ -45,7 +46,7 @@ from tabulate import tabulate
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 import tritonmm
-from bench.common import copies, device_ms, rel_err
+from bench.common import copies, device_ms, interleaved_times, rel_err
 from bench.sweep import _graph, _operands
 
 SHAPES = [(77, 4099, 2049), (48, 4100, 2050), (141, 3073, 8191), (300, 5121, 5121), (106, 645, 4340),
@@ -140,14 +141,19 @@ class Classes:
         self.kernel()
 
 
+def operands(M, N, K):
+    """The sweep's x @ W.T operand copies (bf16, rotated past the L2), their count, out, and the last copy's float64
+    product."""
+    sets = [_operands(M, N, K, "NT", torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
+    out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+    return sets, len(sets), out, sets[-1][0].double() @ sets[-1][1].double()
+
+
 def anatomy(M, N, K):
     """Run 2: the kernel alone (x's copies made once, outside the timing) on variants that take one difference away
     at a time: the pointer-read columns (no correction), the weight's alignment (its rows copied once into rows
     of ldw' elements: 128-, 32- and 16-byte aligned), and the classes (P = 1: plain 2-D rows)."""
-    sets = [_operands(M, N, K, "NT", torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
-    n = len(sets)
-    out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
-    ref = sets[-1][0].double() @ sets[-1][1].double()
+    sets, n, out, ref = operands(M, N, K)
     padded = {}
     for ld in (2112, 2064, 2056):
         padded[ld] = []
@@ -185,11 +191,8 @@ def main():
     shapes = [tuple(map(int, a.split("x"))) for a in sys.argv[1:]] or SHAPES
     table = []
     for M, N, K in shapes:
-        sets = [_operands(M, N, K, "NT", torch.bfloat16) for _ in range(copies((M * K + K * N) * 2))]
-        n = len(sets)
-        out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
-        ref = sets[-1][0].double() @ sets[-1][1].double()
-        P, e, D = classes(sets[0][1].T.stride(0))
+        sets, n, out, ref = operands(M, N, K)
+        P, _, D = classes(sets[0][1].T.stride(0))
         torch_g = _graph(lambda a, b: torch.mm(a, b, out=out), sets)
         tritonmm.matmul(*sets[0], out=out)  # tunes outside the capture
         ours_g = _graph(lambda a, b: tritonmm.matmul(a, b, out=out), sets)
@@ -218,11 +221,7 @@ def main():
         stage = _graph(lambda i: best_runs[i].stage(), [(i,) for i in range(n)])
         fns = {"torch": torch_g.replay, "tritonmm": ours_g.replay, "classes": full.replay, "kernel": kern.replay,
                "x copies": stage.replay}
-        times = {k: [] for k in fns}
-        for _ in range(ROUNDS):
-            for k, fn in fns.items():
-                times[k].append(device_ms(fn) / n * 1e3)
-        med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+        med = {k: statistics.median(v) / n * 1e3 for k, v in interleaved_times(fns, ROUNDS).items()}  # us a product
         ours_g.replay()
         torch.cuda.synchronize()
         table.append([f"{M}x{N}x{K}", P, D, n, f"{med['torch']:.2f}", f"{med['tritonmm']:.2f}",
