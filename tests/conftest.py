@@ -42,31 +42,30 @@ def device():
 @pytest.fixture(params=["tma", "pointer"])
 def path(request, monkeypatch):
     """Runs a test on one kernel path. The TMA path serves only large products by default
-    (plan.TMA_MIN_MACS), so small test shapes reach it by lowering that bar; the fixture's
+    (thresholds: tma_min_macs), so small test shapes reach it by lowering that bar; the fixture's
     value is the path 16-byte aligned operands then take (the TMA path needs Hopper)."""
     import importlib
-    module = importlib.import_module("tritonmm.plan")
-    monkeypatch.setattr(module, "TMA_MIN_MACS", 0 if request.param == "tma" else float("inf"))
+    thresholds = importlib.import_module("tritonmm.thresholds")
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 0 if request.param == "tma" else float("inf"))
     if request.param == "tma":  # and no product counts as too few tiles or rows for it, nor too small to split (tf32x3)
-        monkeypatch.setattr(module, "FEW_TILES_PER_SM", 0)
-        monkeypatch.setattr(module, "TMA_MIN_ROWS", 0)
-        monkeypatch.setattr(module, "TF32X3_SPLIT_MIN_MACS_PER_BYTE", 0)
+        monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
+        monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_rows", 0)
+        monkeypatch.setitem(thresholds.OVERRIDES, "tf32x3_split_min_macs_per_byte", 0)
     else:  # nor worth staging for it, and the pointer kernel reads the caller's operands
-        monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-        monkeypatch.setattr(module, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+        monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+        monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma
     return "tma" if request.param == "tma" and tma_capable else "pointer"
 
 
 def every_product_on_tma(monkeypatch) -> None:
     """Lowers every size bar of the TMA path: products of any size take it, staging what TMA
-    cannot read and splitting tf32x3's operands (where the device has TMA: plan.tma_path)."""
+    cannot read and splitting tf32x3's operands (where the device has TMA: rules.tma_path)."""
     import importlib
-    module = importlib.import_module("tritonmm.plan")
-    for name in ("TMA_MIN_MACS", "TMA_MIN_ROWS", "FEW_TILES_PER_SM", "STAGE_MIN_MACS_PER_BYTE",
-                 "STAGE_MIN_MACS_PER_BYTE_WIDE_READS", "STAGE_EAGER_MIN_MACS",
-                 "TF32X3_SPLIT_MIN_MACS_PER_BYTE"):
-        monkeypatch.setattr(module, name, 0)
+    thresholds = importlib.import_module("tritonmm.thresholds")
+    for name in ("tma_min_macs", "tma_min_rows", "few_tiles_per_sm", "stage_min_macs_per_byte",
+                 "stage_min_macs_per_byte_wide_reads", "stage_eager_min_macs", "tf32x3_split_min_macs_per_byte"):
+        monkeypatch.setitem(thresholds.OVERRIDES, name, 0)
 
 
 def every_product_on_the_tma_kernel(monkeypatch, device: str, stand_in_sms: int = 132) -> None:
@@ -76,7 +75,7 @@ def every_product_on_the_tma_kernel(monkeypatch, device: str, stand_in_sms: int 
     devices = importlib.import_module("tritonmm.device")
     if device == "cpu":
         stand_in = devices.DeviceFacts("NVIDIA H100 80GB HBM3", stand_in_sms, 232448, True, True)
-        monkeypatch.setattr(importlib.import_module("tritonmm.plan").device, "facts", lambda d: stand_in)
+        monkeypatch.setattr(devices, "facts", lambda d: stand_in)
     elif not devices.facts(torch.device(device)).tma:
         pytest.skip("the TMA kernel needs Hopper")
     every_product_on_tma(monkeypatch)
@@ -84,15 +83,15 @@ def every_product_on_the_tma_kernel(monkeypatch, device: str, stand_in_sms: int 
 
 def every_product_staged_for_pointer(monkeypatch) -> None:
     """Every product on the pointer kernel, eager or captured, and its 16-bit operands copied K-major with K
-    padded where it would read one narrower than 16 bytes at a time (plan.POINTER_STAGE_MAX_LOAD_BYTES), the
-    copies paying at any size (POINTER_STAGE_MIN_MACS_PER_BYTE)."""
+    padded where it would read one narrower than 16 bytes at a time (thresholds: pointer_stage_max_load_bytes),
+    the copies paying at any size (pointer_stage_min_macs_per_byte)."""
     import importlib
-    module = importlib.import_module("tritonmm.plan")
-    monkeypatch.setattr(module, "TMA_MIN_MACS", float("inf"))
-    monkeypatch.setattr(module, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-    monkeypatch.setattr(module, "STAGE_EAGER_MIN_MACS", 0)
-    monkeypatch.setattr(module, "POINTER_STAGE_MAX_LOAD_BYTES", 8)
-    monkeypatch.setattr(module, "POINTER_STAGE_MIN_MACS_PER_BYTE", 0)
+    thresholds = importlib.import_module("tritonmm.thresholds")
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 8)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_min_macs_per_byte", 0)
 
 
 def rel_err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:

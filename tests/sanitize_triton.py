@@ -21,7 +21,7 @@ import sys
 import torch
 
 import tritonmm
-from tritonmm import plan
+from tritonmm import config_space, planner, staging, thresholds, device, layout, rules, launch as launching, relaunch, product, precision, validation  # noqa: F401
 from tritonmm.kernels.tiles import ACTIVATIONS, BIAS_KINDS
 from tritonmm.tune import operands
 
@@ -37,7 +37,7 @@ BATCHES = [((3,), (1,)), ((2, 1), (3,))]  # broadcast batch dims of a and b
 
 
 def bf16_bias(kind: str, M: int, N: int):
-    """A bias of one of plan.bias_kind's kinds, for an (M, N) product."""
+    """A bias of one of tritonmm.layout.bias_kind's kinds, for an (M, N) product."""
     if kind == "none":
         return None
     return torch.randn({"row": (N,), "column": (M, 1), "matrix": (M, N)}[kind], device="cuda").bfloat16()
@@ -59,7 +59,7 @@ def magnitude(a, b, bias=None) -> torch.Tensor:
     instead of the cancellation: a 1x1x1 TF32 product with a bias and silu read 2.7e-3 against the result
     (session 22, run 11)."""
     scale = a.double().abs() @ b.double().abs()
-    scale = plan.epilogue_reference(scale, None if bias is None else bias.double().abs(), "none")
+    scale = planner.epilogue_reference(scale, None if bias is None else bias.double().abs(), "none")
     return scale / a.shape[-1] ** 0.5
 
 
@@ -86,11 +86,11 @@ def main() -> int:
 
     # The pointer path, then TMA for every product, unaligned ones through staged copies.
     for tma_min_macs in (float("inf"), 0):
-        plan.TMA_MIN_MACS = tma_min_macs
-        plan.TMA_MIN_ROWS = 0 if tma_min_macs == 0 else 2
-        plan.FEW_TILES_PER_SM = 0 if tma_min_macs == 0 else 1
-        plan.STAGE_MIN_MACS_PER_BYTE = 0 if tma_min_macs == 0 else float("inf")
-        plan.STAGE_EAGER_MIN_MACS = 0
+        thresholds.OVERRIDES["tma_min_macs"] = tma_min_macs
+        thresholds.OVERRIDES["tma_min_rows"] = 0 if tma_min_macs == 0 else 2
+        thresholds.OVERRIDES["few_tiles_per_sm"] = 0 if tma_min_macs == 0 else 1
+        thresholds.OVERRIDES["stage_min_macs_per_byte"] = 0 if tma_min_macs == 0 else float("inf")
+        thresholds.OVERRIDES["stage_eager_min_macs"] = 0
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 # NN three times on fresh operands: the later calls relaunch the first one's kernels
@@ -98,7 +98,7 @@ def main() -> int:
                 for layout in ("NN", "NN", "NN", "NT", "TN", "TT"):
                     a, b = operands(M, N, K, dtype, layout, "cuda")
                     out = tritonmm.mm(a, b, out=nan_like((M, N), dtype), input_precision=precision)
-                    paths[plan.chosen(a, b, plan.resolve_precision(dtype, precision))[1]] += 1
+                    paths[planner.chosen(a, b, tritonmm.precision.resolve_precision(dtype, precision))[1]] += 1
                     check(f"mm {dtype} {precision} {layout} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
                           out, a.double() @ b.double(), bound)
         for M, N, K in EPILOGUE_SHAPES:
@@ -106,37 +106,37 @@ def main() -> int:
             for kind in BIAS_KINDS:
                 bias = bf16_bias(kind, M, N)
                 for activation in ACTIVATIONS:
-                    out = plan.product(a, b, bias=bias, activation=activation, precision="native",
+                    out = planner.product(a, b, bias=bias, activation=activation, precision="native",
                                        out=nan_like((M, N), torch.bfloat16))
-                    paths[plan.chosen(a, b, "native", bias, activation)[1]] += 1
-                    ref = plan.epilogue_reference(a.double() @ b.double(), None if bias is None else bias.double(),
+                    paths[planner.chosen(a, b, "native", bias, activation)[1]] += 1
+                    ref = planner.epilogue_reference(a.double() @ b.double(), None if bias is None else bias.double(),
                                                   activation)
                     check(f"epilogue {kind} bias, {activation} {M}x{N}x{K} (TMA_MIN_MACS={tma_min_macs})",
                           out, ref, 1e-2, magnitude(a, b, bias))
     # Wave-tail split (TMA): one wave of 128x128 tiles plus 6, so rows [0, 64 * SMs) and the rest in two
     # launches of row views; aligned, and unaligned through staged copies, with a bias that varies by row.
-    facts = plan.device.facts(torch.device("cuda"))
+    facts = device.facts(torch.device("cuda"))
     if facts.tma:
         for N, K in ((256, 40), (255, 41)):
             M = 128 * (facts.num_sms // 2 + 3) - 37
             a, b = operands(M, N, K, torch.float16, "TN", "cuda")
             bias = torch.randn(M, 1, device="cuda").half()
-            tail = plan.config_space.make_config(128, 128, 64, 3, 4, TAIL=1)
-            out = plan.product(a, b, bias=bias, activation="relu", precision="native", config=tail,
+            tail = config_space.make_config(128, 128, 64, 3, 4, TAIL=1)
+            out = planner.product(a, b, bias=bias, activation="relu", precision="native", config=tail,
                                out=nan_like((M, N), torch.float16))
             paths["tma wave-tail"] += 1
-            ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
+            ref = planner.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
             check(f"wave-tail 128x128 {M}x{N}x{K}", out, ref, 2e-3, magnitude(a, b, bias))
     # The staging copies on their own, inner (unmasked) and edge tiles, into NaN-filled aligned buffers:
     # unaligned rows into aligned ones, from a transposed view, transposing, and the TF32 split (its parts
     # sum to x within 2**-22 relative).
     def buffer(rows, cols, like):
-        return plan._aligned_empty(rows, cols, like).fill_(float("nan"))
+        return tritonmm.staging.aligned_empty(rows, cols, like).fill_(float("nan"))
 
-    # Each of copy_kernel's tiles (plan.COPY_BLOCK, COPY_SMALL_BLOCK), forced through the rule's bar.
-    shipped_bar = plan.COPY_MIN_PROGRAMS_PER_SM
+    # Each of copy_kernel's tiles (thresholds.TABLE["sm90"].copy_block, COPY_SMALL_BLOCK), forced through the rule's bar.
+    shipped_bar = thresholds.TABLE["sm90"].copy_min_programs_per_sm
     for tile, bar in (("64x64", 0), ("32x32", 10 ** 9)):
-        plan.COPY_MIN_PROGRAMS_PER_SM = bar
+        thresholds.OVERRIDES["copy_min_programs_per_sm"] = bar
         for dtype in (torch.bfloat16, torch.float32, torch.float8_e4m3fn):
             for R, C in ((67, 131), (130, 257), (64, 64)):
                 x = torch.randn(R, C, device="cuda").to(dtype)
@@ -144,23 +144,23 @@ def main() -> int:
                                        ("copy of a view", x.T, buffer(C, R, x)),
                                        ("transposing copy", x, buffer(C, R, x).T)):
                     paths["copy"] += 1
-                    check(f"{name} {dtype} {R}x{C} {tile}", plan.copy(src, dst).float(), src.float(), 1e-30)
+                    check(f"{name} {dtype} {R}x{C} {tile}", tritonmm.staging.copy(src, dst).float(), src.float(), 1e-30)
                 w = torch.randn(C + 3, R, device="cuda").to(dtype)[:C].T  # a second copy in the same launch
                 ya, yb = buffer(R, C, x), buffer(C, R, w).T
-                plan.copy(x, ya, pair=(w, yb))
+                tritonmm.staging.copy(x, ya, pair=(w, yb))
                 paths["copy"] += 2
                 check(f"pair copy, first {dtype} {R}x{C} {tile}", ya.float(), x.float(), 1e-30)
                 check(f"pair copy, second {dtype} {R}x{C} {tile}", yb.float(), w.float(), 1e-30)
                 if dtype == torch.float32:
                     parts = buffer(2 * R, C, x)
-                    plan.copy(x, parts[:R], lo=parts[R:])
+                    tritonmm.staging.copy(x, parts[:R], lo=parts[R:])
                     paths["copy"] += 1
                     check(f"TF32 split {R}x{C} {tile}", parts[:R].double() + parts[R:].double(), x, 2.0 ** -21)
-    plan.COPY_MIN_PROGRAMS_PER_SM = shipped_bar
+    thresholds.OVERRIDES["copy_min_programs_per_sm"] = shipped_bar
     # Split-K in 3 slices with a bias and silu in the second pass: on the pointer kernel, and on Hopper on the TMA
     # kernel too (every product forced onto it, as above; its units' fp32 sums stored through pointers).
     for kernel in ("pointer", "tma") if facts.tma else ("pointer",):
-        plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = 0 if kernel == "tma" else float("inf")
+        thresholds.OVERRIDES["tma_min_macs"] = thresholds.OVERRIDES["stage_min_macs_per_byte"] = 0 if kernel == "tma" else float("inf")
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 a, b = operands(M, N, K, dtype, "TN" if kernel == "tma" else "NT", "cuda")
@@ -168,9 +168,9 @@ def main() -> int:
                 bias = torch.randn(N, device="cuda").to(dtype)
                 out = tritonmm.linear(a, b.T, bias, "silu", config=cfg, input_precision=precision)
                 paths[f"{kernel} split-K"] += 1
-                ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
+                ref = planner.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
                 check(f"{kernel} split-K {dtype} {precision} {M}x{N}x{K}", out, ref, bound, magnitude(a, b, bias))
-    plan.TMA_MIN_MACS = plan.STAGE_MIN_MACS_PER_BYTE = float("inf")
+    thresholds.OVERRIDES["tma_min_macs"] = thresholds.OVERRIDES["stage_min_macs_per_byte"] = float("inf")
     # The one-row kernel: one row, three rows pinned, batched. silu, not gelu: at 1x1x1 the one element's
     # relative error is the activation's, and fp32's erf form loses digits to cancellation where x << 0.
     for dtype, precision, bound in PRECISIONS:
@@ -178,11 +178,11 @@ def main() -> int:
             for layout in ("NN", "NT", "TN", "TT"):
                 a, b = operands(M, N, K, dtype, layout, "cuda")
                 bias = torch.randn(N, device="cuda").to(dtype)
-                out = plan.product(a, b, bias=bias, activation="silu", out=nan_like((M, N), dtype),
-                                   precision=plan.resolve_precision(dtype, precision),
-                                   config=plan.config_space.make_config(1, 8, 32, 1, 4))
+                out = planner.product(a, b, bias=bias, activation="silu", out=nan_like((M, N), dtype),
+                                   precision=tritonmm.precision.resolve_precision(dtype, precision),
+                                   config=config_space.make_config(1, 8, 32, 1, 4))
                 paths["one-row"] += 1
-                ref = plan.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
+                ref = planner.epilogue_reference(a.double() @ b.double(), bias.double(), "silu")
                 check(f"one-row {dtype} {precision} {layout} {M}x{N}x{K}", out, ref, bound, magnitude(a, b, bias))
         a, b = torch.randn(3, 1, 45, device="cuda").to(dtype), torch.randn(1, 45, 67, device="cuda").to(dtype)
         out = tritonmm.matmul(a, b, config=dict(BLOCK_M=1, BLOCK_N=16, BLOCK_K=16), input_precision=precision)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from tritonmm import config_space as cs
+from tritonmm import config_space as cs, default_config
 
 H100_SMEM = 232448
 
@@ -46,9 +46,9 @@ def test_prune_always_keeps_one():
 
 
 def test_heuristic_gives_every_sm_work_then_large_tiles():
-    big = cs.heuristic(8192, 8192, 8192, torch.float16, "native", 132, 2, H100_SMEM, True)
+    big = default_config.heuristic(8192, 8192, 8192, torch.float16, "native", 132, 2, H100_SMEM, True)
     assert big.kwargs["BLOCK_M"] * big.kwargs["BLOCK_N"] == 128 * 256
-    small = cs.heuristic(64, 4096, 4096, torch.float16, "native", 132, 2, H100_SMEM, True)
+    small = default_config.heuristic(64, 4096, 4096, torch.float16, "native", 132, 2, H100_SMEM, True)
     assert small.kwargs["BLOCK_M"] == 64
     assert small in cs.configs(torch.float16)
 
@@ -56,11 +56,11 @@ def test_heuristic_gives_every_sm_work_then_large_tiles():
 def test_heuristic_gives_few_rows_short_tiles_on_the_tma_kernel_only():
     """Up to SHORT_MAX_ROWS rows a 64-row TMA box is mostly zero-filled rows past A's end (session 22, run 9)."""
     for M in (2, 16, 32):
-        cfg = cs.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True)
+        cfg = default_config.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True)
         assert cfg in cs.short_space("16bit") and cfg.kwargs["BLOCK_M"] == 16, M
-        assert cs.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, False).kwargs["BLOCK_M"] >= 64
-    assert cs.heuristic(33, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True).kwargs["BLOCK_M"] >= 64
-    assert cs.heuristic(16, 5120, 5120, torch.float32, "tf32", 132, 4, H100_SMEM, True).kwargs["BLOCK_M"] >= 64
+        assert default_config.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, False).kwargs["BLOCK_M"] >= 64
+    assert default_config.heuristic(33, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True).kwargs["BLOCK_M"] >= 64
+    assert default_config.heuristic(16, 5120, 5120, torch.float32, "tf32", 132, 4, H100_SMEM, True).kwargs["BLOCK_M"] >= 64
 
 
 def test_short_tiles_only_for_few_rows_of_16_bit_operands():
@@ -104,7 +104,7 @@ def test_small_shared_memory_keeps_configs_with_fewer_stages(fam, limit):
     assert kept and all(cs.smem_bytes(c, size, tma=False) <= limit for c in kept)
     assert all(c.num_stages >= 1 for c in kept) and len(set(map(str, kept))) == len(kept)
     dtype = {"16bit": torch.float16, "fp8": torch.float8_e4m3fn}.get(fam, torch.float32)
-    cfg = cs.heuristic(4096, 4096, 4096, dtype, fam, 46, size, limit, False)
+    cfg = default_config.heuristic(4096, 4096, 4096, dtype, fam, 46, size, limit, False)
     assert cs.family(dtype, fam) == fam
     assert cs.smem_bytes(cfg, size, tma=False) <= limit
 
@@ -117,8 +117,8 @@ def test_wave_tail_rule():
     assert cs.tail_rows(4096, 4096, 128, 256, 132) == 0  # 512 tiles: 3 waves and 116
     assert cs.tail_rows(1024, 1024, 128, 256, 132) == 0  # 32 tiles: no whole wave
     assert cs.tail_rows(8448, 2048, 128, 256, 132) == 0  # 528 tiles: whole waves, no tail
-    assert cs.tail_config(256, 3072).kwargs["BLOCK_N"] == 128  # 96 tiles of 64x128
-    assert cs.tail_config(128, 1536).kwargs["BLOCK_N"] == 64  # 24 of 64x128: 48 of 64x64 instead
+    assert cs.tail_config(256, 3072, 132).kwargs["BLOCK_N"] == 128  # 96 tiles of 64x128
+    assert cs.tail_config(128, 1536, 132).kwargs["BLOCK_N"] == 64  # 24 of 64x128: 48 of 64x64 instead
     space = cs.space("16bit")
     variants = cs.with_tail(space, 3072, 3072, 132)
     tails = [c for c in variants if cs.tail(c)]
@@ -153,10 +153,10 @@ def test_one_row_products_tune_apart_and_take_the_one_row_kernel():
     first = cs.gemv_space()[0]
     assert cs.is_gemv(first) and not any(cs.is_gemv(c) for fam in ("16bit", "tf32", "fp8") for c in cs.space(fam))
     wide = 132 * first.kwargs["BLOCK_N"]
-    assert cs.one_row(1, wide, 1, 132, True) == first
-    assert cs.one_row(1, wide - first.kwargs["BLOCK_N"], 1, 132, True) is None  # one SM without a program
-    assert cs.one_row(1, wide // 4, 4, 132, True) == first  # a batch of four covers them
-    assert cs.one_row(2, wide, 1, 132, True) is None and cs.one_row(1, wide, 1, 132, False) is None
+    assert default_config.one_row(1, wide, 1, 132, True) == first
+    assert default_config.one_row(1, wide - first.kwargs["BLOCK_N"], 1, 132, True) is None  # one SM without a program
+    assert default_config.one_row(1, wide // 4, 4, 132, True) == first  # a batch of four covers them
+    assert default_config.one_row(2, wide, 1, 132, True) is None and default_config.one_row(1, wide, 1, 132, False) is None
     for cfg in cs.gemv_space():
         assert cs.smem_bytes(cfg, 4, tma=False) <= H100_SMEM
 
@@ -165,11 +165,11 @@ def test_heuristic_gives_the_pointer_kernel_no_tma_only_config():
     """A config measured on the TMA kernel only (config_space.TMA_ONLY) never comes from the heuristic
     for the pointer kernel, though it would win the tie-break there; on the TMA kernel it may."""
     def pick(tma):
-        return cs.heuristic(4096, 4096, 4096, torch.bfloat16, "native", 132, 2, 232448, tma)
-    assert not cs._tma_only(pick(False))
+        return default_config.heuristic(4096, 4096, 4096, torch.bfloat16, "native", 132, 2, 232448, tma)
+    assert not cs.tma_only(pick(False))
     shape = (1024, 16384, 4096)
-    assert not cs._tma_only(cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, 232448, False))
-    assert any(cs._tma_only(c) for c in cs.space("16bit"))  # in the space: the rule has something to keep out
+    assert not cs.tma_only(default_config.heuristic(*shape, torch.bfloat16, "native", 132, 2, 232448, False))
+    assert any(cs.tma_only(c) for c in cs.space("16bit"))  # in the space: the rule has something to keep out
 
 
 def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve(monkeypatch):
@@ -187,7 +187,7 @@ def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve(monkeypatch):
     shapes = ((520, 6144, 1024), (1100, 3456, 1024), (8192, 272, 4096), (4096, 4096, 4096))
     for shape in shapes:
         for tma in (True, False):
-            assert cs.heuristic(*shape, torch.bfloat16, "native", 132, 2, H100_SMEM, tma) != tall
+            assert default_config.heuristic(*shape, torch.bfloat16, "native", 132, 2, H100_SMEM, tma) != tall
     assert [n for n in (130, 256, 272, 384, 400, 4096, 4200) if cs.tall_tile_serves(n)] == [272, 384, 4200]
     monkeypatch.setattr(cs, "TUNED_TMA_ONLY", set())  # without the exclusion, the rule picks it there
-    assert cs.heuristic(520, 6144, 1024, torch.bfloat16, "native", 132, 2, H100_SMEM, True) == tall
+    assert default_config.heuristic(520, 6144, 1024, torch.bfloat16, "native", 132, 2, H100_SMEM, True) == tall

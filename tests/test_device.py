@@ -4,7 +4,7 @@ import torch
 from conftest import every_product_on_the_tma_kernel, rel_err
 
 import tritonmm
-from tritonmm import config_space, device, plan
+from tritonmm import config_space, device, launch as launching, planner, staging, thresholds  # noqa: F401
 from tritonmm.tune import operands
 
 
@@ -17,7 +17,7 @@ def test_on_device_switches_only_when_needed(monkeypatch):
 
 
 def test_every_launch_runs_under_the_operands_device(monkeypatch):
-    """plan.product enters the guard for the operands' device before it tunes or launches."""
+    """planner.product enters the guard for the operands' device before it tunes or launches."""
     entered = []
     real = device.on_device
     monkeypatch.setattr(device, "on_device", lambda d: entered.append(d) or real(d))
@@ -81,7 +81,7 @@ def test_multigpu_staged_and_split_products_on_another_device(monkeypatch, tmp_p
             out = tritonmm.mm(a, b)
             assert out.device == torch.device(dev) and rel_err(out, a, b) < 1e-2, dev
         a, b = operands(192, 160, 1024, torch.bfloat16, "NT", dev)
-        out = plan.product(a, b, precision="native", config=split)
+        out = planner.product(a, b, precision="native", config=split)
         assert out.device == torch.device(dev) and rel_err(out, a, b) < 1e-2, dev
         assert torch.cuda.current_device() == 0
     torch.cuda.synchronize(0)

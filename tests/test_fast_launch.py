@@ -6,12 +6,12 @@ import triton
 from conftest import rel_err
 
 import tritonmm
-from tritonmm import fast_launch, plan, tuning
+from tritonmm import fast_launch, planner, product, relaunch, thresholds, tuning  # noqa: F401
 from tritonmm.tune import operands
 
 
 def key(a, b, out, bias=None, precision="native", activation="none"):
-    return plan.launch_key(a, b, out, bias, activation, precision)
+    return relaunch.key(a, b, out, bias, activation, precision)
 
 
 def test_keys_tell_specializations_apart(device):
@@ -211,8 +211,8 @@ def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
     (a TMA relaunch re-points the first launch's descriptors at the new tensors)."""
     monkeypatch.setitem(fast_launch._state, "enabled", fast)
     plans = []
-    real = plan.Product.__init__
-    monkeypatch.setattr(plan.Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
+    real = product.Product.__init__
+    monkeypatch.setattr(product.Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
     shapes = [(100, 72, 56), (1, 4096, 64), (64, 1, 32)]  # sizes of 1 are specialized by Triton
     for dtype in (torch.bfloat16, torch.float32):
         for shape in shapes:
@@ -224,7 +224,7 @@ def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
     assert fast_launch.enabled() == fast
     assert len(plans) == (2 if fast else 6) * len(shapes)
     if fast and triton.__version__.startswith("3.6."):  # the launcher layout the direct call was read from
-        assert all(launch.direct is not None for entry in plan._compiled.values() for launch in entry.launches)
+        assert all(launch.direct is not None for entry in relaunch._entries.values() for launch in entry.launches)
 
 
 @pytest.mark.gpu
@@ -242,9 +242,9 @@ def test_gpu_tensor_maps_follow_recycled_and_many_addresses(path, monkeypatch):
         out = torch.full(shape[:2], float("nan"), dtype=torch.float16, device="cuda")
         tritonmm.mm(a, b, out=out)
         assert rel_err(out, a, b) < 2e-3
-    assert plan.chosen(a, b, "native")[1] == path
+    assert planner.chosen(a, b, "native")[1] == path
     if path == "tma" and triton.__version__.startswith("3.6."):
-        launch = plan._compiled[plan.launch_key(a, b, out, None, "none", "native")].launches[0]
+        launch = relaunch._entries[relaunch.key(a, b, out, None, "none", "native")].launches[0]
         assert launch.direct is not None and len(launch.maps[0]) == len(launch.maps[1]) == 4
 
 

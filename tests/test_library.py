@@ -153,12 +153,12 @@ def test_compile_fullgraph(dynamic, device):
 def test_compile_tma_sized_products_run_the_planner(dynamic, device, monkeypatch):
     """A product that takes the TMA path eagerly reaches the compiled graph as the opaque
     tritonmm::eager_product operator, and the graph computes it right, gradients included."""
-    from tritonmm import plan
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", 0)
-    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
+    from tritonmm import planner, rules, thresholds, validation
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
     ran = []
-    real = plan.product
-    monkeypatch.setattr(plan, "product", lambda a, b, **kw: ran.append(plan.validation.traced(a)) or real(a, b, **kw))
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: ran.append(validation.traced(a)) or real(a, b, **kw))
     torch._dynamo.reset()
     x, w, bias = torch.randn(2, 8, 32, device=device), torch.randn(24, 32, device=device), torch.randn(24, device=device)
     (x1, w1, b1), (x2, w2, b2) = leaves(x, w, bias)
@@ -176,19 +176,19 @@ def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
     """A product of few tiles over a long K, which the planner may split over K (two launches), reaches
     the compiled graph as the opaque operator too; a small one is traced through to the kernel (in
     the interpreter every operator is opaque: there, only the rule and the results are checked)."""
-    from tritonmm import plan
-    facts = plan.device.facts(torch.device(device))
+    from tritonmm import planner, rules, thresholds, validation
+    facts = tritonmm.device.facts(torch.device(device))
     ran = []
-    real = plan.product
-    monkeypatch.setattr(plan, "product", lambda a, b, **kw: ran.append(plan.validation.traced(a)) or real(a, b, **kw))
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: ran.append(validation.traced(a)) or real(a, b, **kw))
     for M, K, opaque in ((16, 4096, True), (16, 40, False)):
         torch._dynamo.reset()
         ran.clear()
         x, w = torch.randn(M, K, device=device), torch.randn(24, K, device=device)
-        assert plan._few_tiles(facts, M, 24) and plan._runs_opaque(x, w.T) == opaque
+        assert rules.few_tiles(facts, M, 24) and rules.runs_opaque(x, w.T) == opaque
         fn = torch.compile(lambda x, w: tritonmm.linear(x, w, input_precision="ieee"), backend=BACKEND, fullgraph=True)
         assert frob(fn(x, w), x.double() @ w.double().T) < 1e-5
-        assert False in ran if opaque or plan.validation.interpreting() else False not in ran, (M, K, ran)
+        assert False in ran if opaque or validation.interpreting() else False not in ran, (M, K, ran)
 
 
 def test_compile_linear_training_step(device):

@@ -13,7 +13,8 @@ import torch
 from conftest import HAS_GPU, rel_err
 
 import tritonmm
-from tritonmm.plan import Product, resolve_precision
+from tritonmm.precision import resolve_precision
+from tritonmm.product import Product
 from tritonmm.tune import operands
 from tritonmm.validation import interpreting
 

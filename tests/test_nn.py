@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import tritonmm
 from bench.model import TinyGPT, loss_and_grads, make_batch
-from tritonmm import plan
+from tritonmm import planner
 from tritonmm.nn import Linear, swap_linears
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -115,7 +115,7 @@ def test_swap_linears_keeps_the_model_loss_and_grads(device):
 
     batch = make_batch(2, SMALL["seq"], SMALL["vocab"], device, torch.Generator().manual_seed(0))
     loss, grads = loss_and_grads(model, *batch)
-    with mock.patch.object(plan, "product", wraps=plan.product) as product:
+    with mock.patch.object(planner, "product", wraps=planner.product) as product:
         swapped_loss, swapped_grads = loss_and_grads(swapped, *batch)
     assert product.call_count >= 3 * linears  # forward, and dx and dW of each layer
     assert rel(swapped_loss, loss) < 1e-4
@@ -152,7 +152,7 @@ def test_gpu_model_example_matches_aten(dtype, monkeypatch):
     loss, grads = loss_and_grads(model, *batch)
 
     runs = {}
-    with mock.patch.object(plan, "product", wraps=plan.product) as product:
+    with mock.patch.object(planner, "product", wraps=planner.product) as product:
         with tritonmm.use_tritonmm():
             runs["use_tritonmm"] = loss_and_grads(model, *batch)
         assert product.call_count > 0

@@ -7,7 +7,8 @@ from conftest import HAS_GPU, rel_err
 
 import tritonmm
 from tritonmm import config_space
-from tritonmm.plan import Product, resolve_precision, torch_uses_tf32
+from tritonmm.precision import resolve_precision, torch_uses_tf32
+from tritonmm.product import Product
 from tritonmm.tune import operands
 
 # Per-dtype bounds on the relative Frobenius error. fp32 defaults to IEEE (torch's default).
@@ -41,13 +42,12 @@ def test_layouts_both_paths(layout, shape, dtype, device, path):
 
 
 def test_only_large_products_take_the_tma_path(device):
-    """The TMA path costs more host time a call, so it serves products of TMA_MIN_MACS and up."""
-    import importlib
-    mm = importlib.import_module("tritonmm.plan")
+    """The TMA path costs more host time a call, so it serves products of tma_min_macs and up."""
+    from tritonmm import thresholds
     small = operands(64, 96, 128, torch.float16, "NN", device)
     assert Product(*small, torch.empty(64, 96, dtype=torch.float16, device=device), "native").path == "pointer"
     m, n = 4096, 4096
-    k = mm.TMA_MIN_MACS // (m * n)
+    k = int(thresholds.for_device(tritonmm.device.facts(torch.device(device))).tma_min_macs) // (m * n)
     a = torch.empty(m, k, dtype=torch.float16, device=device)
     b = torch.empty(k, n, dtype=torch.float16, device=device)
     big = Product(a, b, torch.empty(m, n, dtype=torch.float16, device=device), "native").path
@@ -135,9 +135,9 @@ def test_one_row_linear_fuses_bias_and_activation(activation, device):
     activation in its epilogue, into a NaN-filled buffer."""
     sms = tritonmm.device.facts(torch.device(device)).num_sms
     x, w, bias = (torch.randn(*s, device=device).half() for s in ((1, 200), (8 * sms + 3, 200), (8 * sms + 3,)))
-    assert config_space.is_gemv(tritonmm.plan.chosen(x, w.T, "native", bias, activation)[0])
+    assert config_space.is_gemv(tritonmm.planner.chosen(x, w.T, "native", bias, activation)[0])
     y = tritonmm.linear(x, w, bias, activation)
-    ref = tritonmm.plan.epilogue_reference(x.double() @ w.double().T, bias.double(), activation)
+    ref = tritonmm.planner.epilogue_reference(x.double() @ w.double().T, bias.double(), activation)
     assert ((y.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
 
 
@@ -270,7 +270,7 @@ def test_tf32_staging_all_layouts(layout, shape, device, path):
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 70), (70, 1), (65, 129), (128, 64)])
 def test_transpose(shape, device):
-    from tritonmm.plan import transpose
+    from tritonmm.staging import transpose
     x = torch.randn(*shape, device=device)
     assert torch.equal(transpose(x), x.T)
     big = torch.randn(2 * shape[0] + 1, 3 * shape[1] + 2, device=device)
@@ -328,10 +328,10 @@ def test_matmul_follows_torch_matmul(shapes, dtype, device):
 
 def test_matmul_folds_without_a_copy(device, monkeypatch):
     """N-D @ 2-D with foldable strides reaches the kernel as a view of a's memory."""
-    from tritonmm import plan
+    from tritonmm import planner, product  # noqa: F401
     seen = []
-    real = plan.product
-    monkeypatch.setattr(plan, "product", lambda a, b, **kw: seen.append(a.data_ptr()) or real(a, b, **kw))
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: seen.append(a.data_ptr()) or real(a, b, **kw))
     a = torch.randn(2, 3, 7, 13, device=device)
     tritonmm.matmul(a, torch.randn(13, 5, device=device))
     assert seen == [a.data_ptr()]
@@ -339,10 +339,10 @@ def test_matmul_folds_without_a_copy(device, monkeypatch):
 
 def test_matmul_broadcast_reads_with_stride_zero(device, monkeypatch):
     """A broadcast batch operand is read through a batch stride of 0, not copied per batch."""
-    from tritonmm import plan
+    from tritonmm import planner, product  # noqa: F401
     strides = []
-    real = plan.product
-    monkeypatch.setattr(plan, "product", lambda a, b, **kw: strides.append(b.stride(0)) or real(a, b, **kw))
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: strides.append(b.stride(0)) or real(a, b, **kw))
     a = torch.randn(5, 7, 13, device=device)
     b = torch.randn(1, 13, 4, device=device)
     out = tritonmm.matmul(a, b)
@@ -396,16 +396,16 @@ def test_gpu_large_batch_one_launch():
     (lambda d: torch.randn(1, 40, device=d), "row"),
 ])
 def test_bias_kinds_load_vectors_as_vectors(make, kind, device):
-    """plan.product takes any bias that broadcasts to (M, N); vectors get the cheap epilogue,
+    """planner.product takes any bias that broadcasts to (M, N); vectors get the cheap epilogue,
     and the epilogue is part of the tuning key (it changes what fits in shared memory)."""
-    from tritonmm import plan
+    from tritonmm import planner, product  # noqa: F401
     a, b = operands(24, 40, 32, torch.float32, "NN", device)
     bias = make(device)
-    assert plan.bias_kind(bias, 24, 40) == kind
-    out = plan.product(a, b, bias=bias, activation="relu", precision="ieee")
+    assert tritonmm.layout.bias_kind(bias, 24, 40) == kind
+    out = planner.product(a, b, bias=bias, activation="relu", precision="ieee")
     ref = torch.relu(a.double() @ b.double() + (0 if bias is None else bias.double()))
     assert ((out.double() - ref).norm() / ref.norm()) < 1e-5
-    keys = {plan.Product(a, b, out, "ieee", bias=bias, activation=act).tuning_key for act in ("none", "relu")}
+    keys = {product.Product(a, b, out, "ieee", bias=bias, activation=act).tuning_key for act in ("none", "relu")}
     assert len(keys) == 2
 
 
@@ -413,7 +413,7 @@ def test_bias_kinds_load_vectors_as_vectors(make, kind, device):
 def test_gpu_epilogue_is_tuned_apart(path, monkeypatch, tmp_path):
     """A config tuned for the plain product is not reused with an epilogue that needs more
     shared memory (session 3: a 4-stage 128x256 TMA config ran out of it with a bias tile)."""
-    from tritonmm import plan, tuning
+    from tritonmm import product, tuning
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
     tuning.forget()
@@ -421,6 +421,6 @@ def test_gpu_epilogue_is_tuned_apart(path, monkeypatch, tmp_path):
     w = torch.randn(384, 256, device="cuda").bfloat16()
     tritonmm.mm(x, w.T)
     for bias in (torch.randn(384, device="cuda"), torch.randn(512, 384, device="cuda"), torch.randn(512, 1, device="cuda")):
-        out = plan.product(x, w.T, bias=bias.bfloat16(), activation="gelu_tanh", precision="native")
+        out = planner.product(x, w.T, bias=bias.bfloat16(), activation="gelu_tanh", precision="native")
         ref = torch.nn.functional.gelu(x.double() @ w.double().T + bias.bfloat16().double(), approximate="tanh")
         assert ((out.double() - ref).norm() / ref.norm()) < 1e-2

@@ -6,8 +6,9 @@ from conftest import HAS_GPU, every_product_on_the_tma_kernel, every_product_on_
     rel_err
 
 import tritonmm
-from tritonmm import config_space, device as devices, plan
-from tritonmm.plan import Product
+from tritonmm import config_space, device as devices, launch as launching, layout, planner, product, relaunch, rules, staging, thresholds, \
+    validation  # noqa: F401
+from tritonmm.product import Product
 from tritonmm.tune import operands
 
 BOUND = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
@@ -19,15 +20,15 @@ def nan_out(M, N, dtype, device):
 
 
 def linear_ref(x, w, bias, act):
-    return plan.epilogue_reference(x.double() @ w.double().T, None if bias is None else bias.double(), act)
+    return planner.epilogue_reference(x.double() @ w.double().T, None if bias is None else bias.double(), act)
 
 
 @pytest.fixture
 def pointer(monkeypatch):
     """Every product on the pointer kernel, where split-K runs."""
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)  # the caller's operands, as they are
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)  # the caller's operands, as they are
 
 
 # K not a multiple of any slice: the last slice is short, and at 40 x 16-wide steps split 4 ways
@@ -51,11 +52,11 @@ def test_split_k_runs_two_passes_and_is_deterministic(device, pointer, monkeypat
     """Split-K launches the sliced product and the ordered sum; two runs agree bit for bit."""
     a, b = operands(9, 40, 300, torch.float32, "NN", device)
     launched = []
-    real = plan.launcher
-    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: launched.append(kernel) or real(kernel, traced))
+    real = launching.launcher
+    monkeypatch.setattr(launching, "launcher", lambda kernel, traced: launched.append(kernel) or real(kernel, traced))
     cfg = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, SPLIT_K=4)
     first = tritonmm.mm(a, b, config=cfg, input_precision="ieee")
-    assert launched == [plan.gemm_kernel, plan.split_k_reduce_kernel]
+    assert launched == [product.gemm_kernel, product.split_k_reduce_kernel]
     assert torch.equal(first, tritonmm.mm(a, b, config=cfg, input_precision="ieee"))
     assert rel_err(first, a, b) < 1e-5
 
@@ -109,7 +110,7 @@ def test_tma_split_k_against_float64(shape, split, layout, dtype, device, tma_ke
     launch = Product(a, b, out, "ieee" if dtype == torch.float32 else "native")
     cfg = config_space.make_config(16, 32, 16, 2, 4, SPLIT_K=split)
     assert launch.path == "tma" and launch.split(cfg) == split and launch.launches(cfg) == 2
-    assert [step[0] for step in launch.steps(cfg)] == [plan.gemm_tma_kernel, plan.split_k_reduce_kernel]
+    assert [step[0] for step in launch.steps(cfg)] == [product.gemm_tma_kernel, product.split_k_reduce_kernel]
     launch.run(cfg)
     assert rel_err(out, a, b) < BOUND[dtype]
 
@@ -135,8 +136,8 @@ def test_tma_last_tiles_move_back_inside_c(shape, layout, device, tma_kernel):
         for shift in (True, False):
             out.fill_(float("nan"))
             for kernel, grid, args, constants, options in launch.steps(cfg):
-                shifted = dict(constants, SHIFT=shift) if kernel is plan.gemm_tma_kernel else constants
-                plan.launch_step((kernel, grid, args, shifted, options))
+                shifted = dict(constants, SHIFT=shift) if kernel is product.gemm_tma_kernel else constants
+                launching.launch_step((kernel, grid, args, shifted, options))
             assert rel_err(out, a, b) < BOUND[torch.bfloat16], (split, shift)
             results.append(out.clone())
         if device == "cuda":
@@ -212,7 +213,7 @@ def test_tuner_offers_tma_split_k(device, monkeypatch):
     """On the TMA path the candidates hold a split variant where tma_split_for splits (a 4-SM stand-in
     Hopper: one 64x64 output, K of 8192), never for operands split into TF32 parts."""
     stand_in = devices.DeviceFacts("stand-in Hopper", 4, 232448, True, True)
-    monkeypatch.setattr(plan.device, "facts", lambda d: stand_in)
+    monkeypatch.setattr(devices, "facts", lambda d: stand_in)
     every_product_on_tma(monkeypatch)
     a, b = (torch.empty(64, 8192, dtype=torch.bfloat16, device=device) for _ in range(2))
     launch = Product(a, b.T, torch.empty(64, 64, dtype=torch.bfloat16, device=device), "native")
@@ -289,25 +290,25 @@ def test_alignment_hints_from_strides_and_sizes():
     """gemm_kernel's hints: VEC, the power of two (up to 16 bytes) dividing every non-unit stride;
     DIV, the one dividing each size; none while tracing. The tuning key tells narrow reads apart."""
     x = torch.empty(6, 5938, dtype=torch.bfloat16)[:, :3242]  # rows 4 bytes apart
-    assert plan._vec(x) == 2 and plan._vec(x.T) == 2 and plan._vec(torch.empty(6, 4101)) == 1
-    assert plan._vec(torch.empty(3, 8, 12, dtype=torch.float16)) == 4
+    assert tritonmm.layout.vec(x) == 2 and tritonmm.layout.vec(x.T) == 2 and tritonmm.layout.vec(torch.empty(6, 4101)) == 1
+    assert tritonmm.layout.vec(torch.empty(3, 8, 12, dtype=torch.float16)) == 4
     batch = torch.empty(400, dtype=torch.bfloat16).as_strided((3, 8, 16), (130, 16, 1))
-    assert plan._vec(batch) == 2  # the batch stride counts: 130 = 2 * 65
-    assert plan._vec(torch.empty(1, 4097, dtype=torch.bfloat16)[:, :4096]) == 1  # a size-1 dim's stride too
-    assert plan._vec(torch.empty(8, 16, dtype=torch.bfloat16).expand(3, 8, 16)) == 8  # a batch stride of 0
+    assert tritonmm.layout.vec(batch) == 2  # the batch stride counts: 130 = 2 * 65
+    assert tritonmm.layout.vec(torch.empty(1, 4097, dtype=torch.bfloat16)[:, :4096]) == 1  # a size-1 dim's stride too
+    assert tritonmm.layout.vec(torch.empty(8, 16, dtype=torch.bfloat16).expand(3, 8, 16)) == 8  # a batch stride of 0
     batch_innermost = torch.empty(8 * 3 * 16, dtype=torch.bfloat16).as_strided((8, 3, 16), (1, 128, 8))
-    assert plan._vec(batch_innermost) == 1  # a batch stride of 1: z * 1 is no multiple of 8
-    assert plan._vec(torch.empty(4, 20)) == 4 and plan._vec(torch.empty(4, 64, dtype=torch.float8_e4m3fn)) == 16
-    hints = plan.alignment(x.unsqueeze(0), x.T.unsqueeze(0), torch.empty(1, 6, 6), 6, 6, 3242)
+    assert tritonmm.layout.vec(batch_innermost) == 1  # a batch stride of 1: z * 1 is no multiple of 8
+    assert tritonmm.layout.vec(torch.empty(4, 20)) == 4 and tritonmm.layout.vec(torch.empty(4, 64, dtype=torch.float8_e4m3fn)) == 16
+    hints = tritonmm.layout.alignment(x.unsqueeze(0), x.T.unsqueeze(0), torch.empty(1, 6, 6), 6, 6, 3242)
     assert hints == dict(VEC_A=2, VEC_B=2, VEC_C=2, DIV_M=2, DIV_N=2, DIV_K=2)  # C: fp32 rows 24 bytes apart
     aligned = torch.empty(1, 64, 64, dtype=torch.bfloat16)  # Triton's specialization says it all: no hints
-    assert plan.alignment(aligned, aligned, aligned, 64, 64, 64) == dict(VEC_A=0, VEC_B=0, VEC_C=0, DIV_M=1,
+    assert tritonmm.layout.alignment(aligned, aligned, aligned, 64, 64, 64) == dict(VEC_A=0, VEC_B=0, VEC_C=0, DIV_M=1,
                                                                           DIV_N=1, DIV_K=1)
     rows_16_bytes_apart = torch.empty(8, 4104, dtype=torch.bfloat16)  # 4104 = 8 * 513: not divisible by 16
-    assert plan.alignment(rows_16_bytes_apart, aligned, aligned, 8, 64, 4104)["VEC_A"] == 8
-    assert set(plan.alignment(x, x, x, 6, 6, 3242, traced=True).values()) <= {0, 1}
-    assert plan._load_bytes(x, 2) == 4 and plan._load_bytes(x[:, :3241], 2) == 2  # the mask along the row too
-    assert plan._load_bytes(torch.empty(4, 64)[:, 1:], 4) == 4  # an unaligned base: one element at a time
+    assert tritonmm.layout.alignment(rows_16_bytes_apart, aligned, aligned, 8, 64, 4104)["VEC_A"] == 8
+    assert set(tritonmm.layout.alignment(x, x, x, 6, 6, 3242, traced=True).values()) <= {0, 1}
+    assert tritonmm.layout.load_bytes(x, 2) == 4 and tritonmm.layout.load_bytes(x[:, :3241], 2) == 2  # the mask along the row too
+    assert tritonmm.layout.load_bytes(torch.empty(4, 64)[:, 1:], 4) == 4  # an unaligned base: one element at a time
     launch = Product(x, x.T, torch.empty(6, 6, dtype=torch.bfloat16), "native")
     assert launch.path == "pointer" and launch.loads == "@4.4" and "NT@4.4" in launch.cache_key()
     aligned = torch.empty(6, 64, dtype=torch.bfloat16)
@@ -351,7 +352,7 @@ def test_pointer_kernel_under_each_alignment_hint(case, dtype, device, pointer):
         if case == "odd base":
             a, b = view(M + 1, K)[1:], view(K + 1, N)[1:]
     out.fill_(float("nan"))
-    launch = Product(a, b, out, plan.resolve_precision(dtype, "ieee"))
+    launch = Product(a, b, out, tritonmm.precision.resolve_precision(dtype, "ieee"))
     assert launch.constants["VEC_A"] == launch.constants["VEC_B"] == apart // size
     assert launch.args[0].stride(0) == 0 or a.dim() == 3  # no odd batch stride hides the alignment
     cfg = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, num_warps=4, num_stages=3)
@@ -362,14 +363,14 @@ def test_pointer_kernel_under_each_alignment_hint(case, dtype, device, pointer):
 
 @pytest.fixture(params=["64x64", "32x32"])
 def copy_tile(request, monkeypatch):
-    """Runs a copy test on each of copy_kernel's tiles (plan.COPY_BLOCK, COPY_SMALL_BLOCK), whatever the copy's size."""
-    monkeypatch.setattr(plan, "COPY_MIN_PROGRAMS_PER_SM", 0 if request.param == "64x64" else 10 ** 9)
+    """Runs a copy test on each of copy_kernel's tiles (thresholds.TABLE["sm90"].copy_block, COPY_SMALL_BLOCK), whatever the copy's size."""
+    monkeypatch.setitem(thresholds.OVERRIDES, "copy_min_programs_per_sm", 0 if request.param == "64x64" else 10 ** 9)
     return request.param
 
 
 class _Recorder:
-    """Stands in for plan.launcher's result: records ``entry(kernel, grid, kwargs)`` for each launch, and launches
-    through ``launch`` (plan.launcher's own result) where one is given; else nothing runs."""
+    """Stands in for launching.launcher's result: records ``entry(kernel, grid, kwargs)`` for each launch, and launches
+    through ``launch`` (launching.launcher's own result) where one is given; else nothing runs."""
 
     def __init__(self, kernel, record, entry, launch=None):
         self.kernel, self.record, self.entry, self.launch = kernel, record, entry, launch
@@ -385,21 +386,21 @@ def test_copy_takes_small_tiles_where_large_ones_leave_sms_few_programs(device, 
     """copy_kernel's tile: 64x64 where that gives the copy (both of a pair) at least COPY_MIN_PROGRAMS_PER_SM
     programs an SM, 32x32 below; a relaunch from the cache keeps the tile it was launched with."""
     launches = []
-    real = plan.launcher
-    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: _Recorder(
+    real = launching.launcher
+    monkeypatch.setattr(launching, "launcher", lambda kernel, traced: _Recorder(
         kernel, launches, lambda kernel, grid, kwargs: (grid[0], kwargs["BLOCK"]), real(kernel, traced)))
     sms = devices.facts(torch.device(device)).num_sms
-    monkeypatch.setattr(plan, "COPY_MIN_PROGRAMS_PER_SM", 3)
+    monkeypatch.setitem(thresholds.OVERRIDES, "copy_min_programs_per_sm", 3)
     x = torch.randn(64 * 2, 64 * sms + 5, device=device).bfloat16()  # 2 x (sms + 1) tiles of 64: under 3 an SM
-    y = plan._aligned_copy(x)
+    y = tritonmm.staging.aligned_copy(x)
     x2 = torch.randn(64 * 2, 64 * sms - 7, device=device).bfloat16()  # the pair: 4 * sms tiles of 64
-    y2 = plan._aligned_like(x2)
-    y1 = plan._aligned_like(x)
-    plan.copy(x, y1, pair=(x2, y2))
+    y2 = tritonmm.staging.aligned_like(x2)
+    y1 = tritonmm.staging.aligned_like(x)
+    tritonmm.staging.copy(x, y1, pair=(x2, y2))
     assert launches == [(2 * 2 * (2 * sms + 1), 32), (4 * sms + 2, 64)]
     assert torch.equal(y, x) and torch.equal(y1, x) and torch.equal(y2, x2)
-    again = plan._aligned_like(x).fill_(float("nan"))  # on a GPU, relaunched from the cache
-    assert torch.equal(plan.copy(x, again), x)
+    again = tritonmm.staging.aligned_like(x).fill_(float("nan"))  # on a GPU, relaunched from the cache
+    assert torch.equal(tritonmm.staging.copy(x, again), x)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
@@ -407,32 +408,32 @@ def test_copies_of_unaligned_rows(dtype, device, copy_tile):
     """The staging copies, exact: unaligned rows into an aligned buffer and back into a NaN-filled one,
     an odd base, a transposing copy; inner tiles (unmasked) and edge tiles (masked) both."""
     x = torch.randn(67, 131, device=device).to(dtype)
-    staged = plan._aligned_copy(x)
-    assert torch.equal(staged, x) and staged.stride(0) % plan.ROW_PAD == 0
+    staged = tritonmm.staging.aligned_copy(x)
+    assert torch.equal(staged, x) and staged.stride(0) % tritonmm.staging.ROW_PAD == 0
     assert staged.stride(0) * staged.element_size() % 16 == 0
     back = torch.full((67, 131), float("nan"), device=device).to(dtype)
-    assert torch.equal(plan.copy(staged, back), x)
+    assert torch.equal(tritonmm.staging.copy(staged, back), x)
     offset = torch.randn(67 * 128 + 1, device=device).to(dtype)[1:].view(67, 128)  # aligned stride, odd base
-    assert offset.data_ptr() % 16 and torch.equal(plan._aligned_copy(offset), offset)
-    assert torch.equal(plan.transpose(x), x.T)
+    assert offset.data_ptr() % 16 and torch.equal(tritonmm.staging.aligned_copy(offset), offset)
+    assert torch.equal(tritonmm.staging.transpose(x), x.T)
 
 
 def test_both_operands_staged_in_one_launch(device, monkeypatch, copy_tile):
     """Two unaligned operands are copied by one launch (copy_kernel's PAIR): a row-major A and a
     transposed view B of other shapes, each exact in an aligned buffer of its own orientation."""
     launched = []
-    real = plan.launcher
-    monkeypatch.setattr(plan, "launcher",
+    real = launching.launcher
+    monkeypatch.setattr(launching, "launcher",
                         lambda kernel, traced: launched.append(kernel.__name__) or real(kernel, traced))
-    plan._copy_launches.clear()
+    tritonmm.staging._copy_launches.clear()
     a = torch.randn(67, 131, device=device).bfloat16()
     b = torch.randn(45, 131, device=device).bfloat16().T  # (131, 45), K-major, rows of 131
-    sa, sb = plan._stage([plan._aligned_copy, plan._aligned_copy], a, b)
+    sa, sb = tritonmm.staging.stage([tritonmm.staging.aligned_copy, tritonmm.staging.aligned_copy], a, b)
     assert launched == ["copy_kernel"]
     assert torch.equal(sa, a) and torch.equal(sb, b) and sa.data_ptr() != a.data_ptr() != sb.data_ptr()
-    assert sa.stride(0) % plan.ROW_PAD == 0 and sb.stride(1) % plan.ROW_PAD == 0 and sb.stride(0) == 1
+    assert sa.stride(0) % tritonmm.staging.ROW_PAD == 0 and sb.stride(1) % tritonmm.staging.ROW_PAD == 0 and sb.stride(0) == 1
     ya, yb = (torch.full(t.shape, float("nan"), device=device).bfloat16() for t in (a, b))
-    assert plan.copy(sa, ya, pair=(sb, yb)) is ya and torch.equal(ya, a) and torch.equal(yb, b)
+    assert tritonmm.staging.copy(sa, ya, pair=(sb, yb)) is ya and torch.equal(ya, a) and torch.equal(yb, b)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
@@ -442,14 +443,14 @@ def test_copy_into_a_larger_buffer_pads_with_zeros(dtype, device, copy_tile):
     x = torch.randn(67, 131, device=device).to(dtype)
     for y in (torch.full((70, 200), float("nan"), device=device).to(dtype),
               torch.full((200, 70), float("nan"), device=device).to(dtype).T):
-        assert plan.copy(x, y) is y and torch.equal(y[:67, :131], x)
+        assert tritonmm.staging.copy(x, y) is y and torch.equal(y[:67, :131], x)
         assert not y[67:].any() and not y[:, 131:].any()
     x2 = torch.randn(45, 9, device=device).to(dtype).T  # (9, 45), transposed
     ya, yb = (torch.full(shape, float("nan"), device=device).to(dtype) for shape in ((67, 136), (16, 45)))
-    plan.copy(x, ya, pair=(x2, yb))
+    tritonmm.staging.copy(x, ya, pair=(x2, yb))
     assert torch.equal(ya[:, :131], x) and not ya[:, 131:].any() and torch.equal(yb[:9], x2) and not yb[9:].any()
     with pytest.raises(AssertionError):
-        plan.copy(x, torch.empty(66, 131, device=device).to(dtype))
+        tritonmm.staging.copy(x, torch.empty(66, 131, device=device).to(dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -458,10 +459,10 @@ def test_padded_operands_are_k_major_with_k_a_multiple_of_16_bytes(dtype, device
     per = 16 // dtype.itemsize
     for layout in ("NN", "TT"):
         a, b = operands(37, 21, 2 * per + 3, dtype, layout, device)
-        pa, pb = plan._stage([plan._padded_a_copy, plan._padded_b_copy], a, b)
+        pa, pb = tritonmm.staging.stage([tritonmm.staging.padded_a_copy, tritonmm.staging.padded_b_copy], a, b)
         K = 3 * per
         assert pa.shape == (37, K) and pb.shape == (K, 21) and pa.stride(1) == 1 and pb.stride(0) == 1
-        assert pa.stride(0) % plan.ROW_PAD == 0 and pb.stride(1) % plan.ROW_PAD == 0
+        assert pa.stride(0) % tritonmm.staging.ROW_PAD == 0 and pb.stride(1) % tritonmm.staging.ROW_PAD == 0
         assert torch.equal(pa[:, :a.shape[1]], a) and torch.equal(pb[:a.shape[1]], b)
         assert not pa[:, a.shape[1]:].any() and not pb[a.shape[1]:].any()
 
@@ -487,11 +488,11 @@ def test_pointer_staged_operands(shape, layout, dtype, device, pointer_staging):
     precision = "ieee" if dtype == torch.float32 else "native"
     out = nan_out(M, N, dtype, device)
     launch = Product(a, b, out, precision)
-    widths = [plan._load_bytes(t, plan._vec_hint(t)) for t in (a, b)]
+    widths = [tritonmm.layout.load_bytes(t, tritonmm.layout.vec_hint(t)) for t in (a, b)]
     assert launch.path == "pointer" and launch.staged == (min(widths) < 16 and dtype.itemsize == 2)
     if launch.staged:
         assert launch.loads == "" and launch.layout == "".join(
-            "NT"[i] if staged else plan._layout(t) for i, (staged, t) in enumerate(zip(launch.stagers, (a, b))))
+            "NT"[i] if staged else tritonmm.layout.layout(t) for i, (staged, t) in enumerate(zip(launch.stagers, (a, b))))
         assert launch.args[8] % (16 // dtype.itemsize) == 0  # K, padded where it was not
     for cfg in (launch.heuristic(), config_space.make_config(16, 16, 16, 2, 4, SPLIT_K=2)):
         out.fill_(float("nan"))
@@ -508,9 +509,9 @@ def test_pointer_staging_rule(device, monkeypatch):
     where K is padded; none for aligned operands, batches, one row, float32, above POINTER_STAGE_MAX_LOAD_BYTES,
     4-byte reads whose copies do not pay (neither small nor intense enough), or eagerly below
     STAGE_EAGER_MIN_MACS (a captured product stages)."""
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-    A, B = plan._padded_a_copy, plan._padded_b_copy
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+    A, B = tritonmm.staging.padded_a_copy, tritonmm.staging.padded_b_copy
 
     def stagers(a, b, captured=True):
         out = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype, device=device)
@@ -532,19 +533,19 @@ def test_pointer_staging_rule(device, monkeypatch):
     four = operands(40, 48, 66, bf, "NT", device)  # rows 4 bytes apart: staged where the copies pay
     assert stagers(*four) == [A, B]  # small copies
     assert stagers(*operands(40, 48, 67, torch.float32, "NT", device)) == [None, None]  # not 16-bit (4-byte reads)
-    monkeypatch.setattr(plan, "POINTER_STAGE_SMALL_BYTES", 0)  # 40*48*66 multiply-adds, 2*(40+48)*66*2 bytes moved:
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_small_bytes", 0)  # 40*48*66 multiply-adds, 2*(40+48)*66*2 bytes moved:
     assert stagers(*four) == [None, None]  # 5.45 per byte, under POINTER_STAGE_MIN_MACS_PER_BYTE
     assert stagers(*operands(40, 48, 67, bf, "NT", device)) == [A, B]  # 2-byte reads: always
-    monkeypatch.setattr(plan, "POINTER_STAGE_MIN_MACS_PER_BYTE", 5.4)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_min_macs_per_byte", 5.4)
     assert stagers(*four) == [A, B]
-    monkeypatch.setattr(plan, "POINTER_STAGE_MIN_MACS_PER_BYTE", 5.5)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_min_macs_per_byte", 5.5)
     assert stagers(*four) == [None, None]
-    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 2)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 2)
     assert stagers(*four) == [None, None] and stagers(*operands(40, 48, 67, bf, "NT", device)) == [A, B]
-    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     assert stagers(*operands(40, 48, 67, bf, "NT", device)) == [None, None]
-    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 8)
-    monkeypatch.setattr(plan, "POINTER_STAGE_SMALL_BYTES", 2 ** 22)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 8)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_small_bytes", 2 ** 22)
     eager = Product(*four, torch.empty(40, 48, dtype=bf, device=device), "native")
     assert not eager.staged and eager.differs_when_captured and eager.loads == "@4.4"
 
@@ -554,7 +555,7 @@ def test_gpu_copy_of_more_than_65535_column_tiles():
     """A copy wider than 65535 tiles of 64 (a K-major copy of a row-major B has K columns): the copy's
     grid has one axis, since a grid's second stops at 65535."""
     x = torch.randn(3, 64 * 65535 + 5, device="cuda")
-    assert torch.equal(plan._aligned_copy(x), x) and torch.equal(plan.transpose(x.T), x)
+    assert torch.equal(tritonmm.staging.aligned_copy(x), x) and torch.equal(tritonmm.staging.transpose(x.T), x)
 
 
 def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch, tmp_path):
@@ -569,7 +570,8 @@ def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch
     split = config_space.make_config(16, 64, 128, 4, 4, SPLIT_K=4)
     assert launch.launches(one) == 1 and launch.launches(split) == 2
     monkeypatch.setattr(launch, "candidates", lambda: [one, split])
-    host_ms = (tuning.HOST_US_PER_CALL + tuning.HOST_US_PER_LAUNCH) * 1e-3  # one launch's host time
+    th = thresholds.TABLE["sm90"]
+    host_ms = (th.host_us_per_call + th.host_us_per_launch) * 1e-3  # one launch's host time
     for split_ms, single_ms, graph, winner in (
             (host_ms, host_ms + 0.0007, True, one),  # 0.7 us of device time for 8 us of host time
             (3 * host_ms, 4 * host_ms, True, split),  # device-bound: the faster kernel
@@ -592,8 +594,8 @@ def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch
 def test_graph_only_plans_key_apart(device, monkeypatch):
     """A captured plan the eager call of the same product would not run (staged operands for the pointer
     kernel here) is graph_only, and keys its tuning apart; captured plans equal to the eager one are not."""
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     bf = torch.bfloat16
 
     def product(a, b, captured):
@@ -612,7 +614,7 @@ def test_graph_only_plans_key_apart(device, monkeypatch):
     assert product(*aligned, True).tuning_key == product(*aligned, False).tuning_key
     assert not product(*aligned, True).graph_only
     # Staged eagerly too (from STAGE_EAGER_MIN_MACS): the same plan both ways, sharing its tuning.
-    monkeypatch.setattr(plan, "STAGE_EAGER_MIN_MACS", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_min_macs", 0)
     assert product(*narrow, False).staged and not product(*narrow, True).graph_only
 
 
@@ -622,13 +624,13 @@ def test_gpu_graph_only_tma_plan(monkeypatch):
     capture: that plan is graph_only; above both bars the captured plan is the eager one."""
     if not devices.facts(torch.device("cuda")).tma:
         pytest.skip("TMA needs Hopper")
-    monkeypatch.setattr(plan, "FEW_TILES_PER_SM", 0)
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", 2 ** 22)  # captured: from 2**19
+    monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 2 ** 22)  # captured: from 2**19
     a, b = operands(128, 128, 128, torch.bfloat16, "NN", "cuda")  # 2**21 multiply-adds
     out = torch.empty(128, 128, dtype=torch.bfloat16, device="cuda")
     eager, captured = Product(a, b, out, "native"), Product(a, b, out, "native", captured=True)
     assert eager.path == "pointer" and captured.path == "tma" and captured.graph_only and not eager.graph_only
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", 2 ** 20)
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 2 ** 20)
     both = Product(a, b, out, "native", captured=True)
     assert both.path == "tma" and not both.graph_only
 
@@ -684,7 +686,7 @@ def test_tall_tile_is_timed_on_the_tma_kernel_where_n_leaves_wide_tiles_empty(de
         assert launch.path == path and (tall in launch.candidates()) == ("+t" in launch.cache_key())
         return tall in launch.candidates()
     assert timed(272) and timed(640) and not timed(700) and not timed(512)
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
     assert not timed(272, "pointer")
 
 
@@ -733,7 +735,7 @@ def test_gpu_wave_tail_split(layout, dtype, staging, monkeypatch, tmp_path):
     assert launch.path == "tma" and launch.tail_rows(cfg) == sms // 2 * 128 and launch.launches(cfg) == 2
     tuning._remember(launch.tuning_key, cfg)
     try:
-        for _ in range(2):  # planned, then relaunched (plan._relaunch slices the rows again)
+        for _ in range(2):  # planned, then relaunched (relaunch.launch slices the rows again)
             out.fill_(float("nan"))
             tritonmm.mm(a, b, out=out)
             assert rel_err(out, a, b) < BOUND[dtype]
@@ -754,7 +756,7 @@ def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
     launch = Product(a, b, out, "native", bias=bias.half(), activation="gelu_tanh")
     assert launch.tail_rows(cfg)
     launch.run(cfg)
-    ref = plan.epilogue_reference(a.double() @ b.double(), bias.half().double(), "gelu_tanh")
+    ref = planner.epilogue_reference(a.double() @ b.double(), bias.half().double(), "gelu_tanh")
     assert ((out.double() - ref).norm() / ref.norm()) < 2e-3
     if torch.cuda.get_device_capability() >= (8, 9):
         a8, b8 = (t.to(torch.float8_e4m3fn) for t in operands(M, N, 64, torch.float32, "NT", "cuda"))
@@ -763,51 +765,51 @@ def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
         launch = Product(a8, b8, out, "native", bias=bias.bfloat16(), scales=(scale_a, scale_b))
         assert launch.tail_rows(cfg)
         launch.run(cfg)
-        ref = plan.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
+        ref = planner.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
                                       bias.bfloat16().double(), "none")
         assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
 
 
 def test_path_rule():
     hopper = devices.DeviceFacts("h", 132, 232448, True)
-    assert plan.tma_path(hopper, 4096, 4096, 4096, 0)
-    assert not plan.tma_path(devices.DeviceFacts("a", 108, 166912, False), 4096, 4096, 4096, 0)
-    assert not plan.tma_path(hopper, 64, 64, 64, 0)  # small: the pointer kernel
-    assert not plan.tma_path(hopper, 1, 4096, 14336, 0)  # decode: few tiles, split-K
-    assert plan.tma_path(hopper, 128, 4096, 14336, 0)  # 128 tiles of 64x64: TMA, as measured
+    assert rules.tma_path(hopper, 4096, 4096, 4096, 0)
+    assert not rules.tma_path(devices.DeviceFacts("a", 108, 166912, False), 4096, 4096, 4096, 0)
+    assert not rules.tma_path(hopper, 64, 64, 64, 0)  # small: the pointer kernel
+    assert not rules.tma_path(hopper, 1, 4096, 14336, 0)  # decode: few tiles, split-K
+    assert rules.tma_path(hopper, 128, 4096, 14336, 0)  # 128 tiles of 64x64: TMA, as measured
     # 3000x3001x2999 bf16: staging A and B moves 72 MB for 27 G multiply-adds: worth it (C is stored through pointers)
-    assert plan.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999))
+    assert rules.tma_path(hopper, 3000, 2999, 3001, 2 * 2 * (3000 * 3001 + 3001 * 2999))
     # 1023x1025x1027 is below TMA_MIN_MACS, but unaligned: 1.1 G multiply-adds for 8.4 MB of copies,
     # worth it in a CUDA graph; an eager call would spend as long launching the copies as the pointer kernel
     # takes. 1500x1501x1499 (3.4 G) stages eagerly too (from STAGE_EAGER_MIN_MACS).
     staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)
-    assert plan.tma_path(hopper, 1023, 1025, 1027, staged, captured=True)
-    assert not plan.tma_path(hopper, 1023, 1025, 1027, staged)
-    assert plan.tma_path(hopper, 1500, 1501, 1499, 2 * 2 * (1500 * 1499 + 1499 * 1501))
-    assert not plan.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257), captured=True)  # few tiles
+    assert rules.tma_path(hopper, 1023, 1025, 1027, staged, captured=True)
+    assert not rules.tma_path(hopper, 1023, 1025, 1027, staged)
+    assert rules.tma_path(hopper, 1500, 1501, 1499, 2 * 2 * (1500 * 1499 + 1499 * 1501))
+    assert not rules.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257), captured=True)  # few tiles
     # 77x4099x2049 x @ W.T: 19 multiply-adds per byte the copies move, staged in a CUDA graph (session 12: 29.4
     # against 30.2 us on the pointer kernel); eagerly below STAGE_EAGER_MIN_MACS
     staged = 2 * 2 * (77 * 2049 + 2049 * 4099)
-    assert plan.tma_path(hopper, 77, 4099, 2049, staged, captured=True)
-    assert not plan.tma_path(hopper, 77, 4099, 2049, staged)
-    assert not plan.tma_path(hopper, 77, 4099, 2049, 2 * staged, captured=True)  # 9.5 per byte
+    assert rules.tma_path(hopper, 77, 4099, 2049, staged, captured=True)
+    assert not rules.tma_path(hopper, 77, 4099, 2049, staged)
+    assert not rules.tma_path(hopper, 77, 4099, 2049, 2 * staged, captured=True)  # 9.5 per byte
     # Rows 8-byte aligned (K of 4 mod 8): the pointer kernel reads 8 bytes at a time, and staging needs
     # STAGE_MIN_MACS_PER_BYTE_WIDE_READS. 3027x70x2332 x @ W.T: 17 per byte, staged on 2-byte reads only;
     # 700x3068x1500 x @ W.T: 142 per byte, staged either way.
     staged = 2 * 2 * (3027 * 2332 + 2332 * 70)
-    assert plan.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=2)
-    assert not plan.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=8)
-    assert not plan.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=16)
+    assert rules.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=2)
+    assert not rules.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=8)
+    assert not rules.tma_path(hopper, 3027, 70, 2332, staged, captured=True, read_bytes=16)
     staged = 2 * 2 * (700 * 1500 + 1500 * 3068)
-    assert plan.tma_path(hopper, 700, 3068, 1500, staged, captured=True, read_bytes=8)
+    assert rules.tma_path(hopper, 700, 3068, 1500, staged, captured=True, read_bytes=8)
     # 3027x70x2332 sits between the two bars
     macs_per_byte = 3027 * 70 * 2332 / (2 * 2 * (3027 * 2332 + 2332 * 70))
-    assert plan.STAGE_MIN_MACS_PER_BYTE < macs_per_byte < plan.STAGE_MIN_MACS_PER_BYTE_WIDE_READS
+    assert thresholds.TABLE["sm90"].stage_min_macs_per_byte < macs_per_byte < thresholds.TABLE["sm90"].stage_min_macs_per_byte_wide_reads
     # Mid-size: the pointer kernel eagerly (host-bound), the TMA kernel inside a CUDA graph
-    assert not plan.tma_path(hopper, 1024, 1024, 1024, 0)
-    assert plan.tma_path(hopper, 1024, 1024, 1024, 0, captured=True)
-    assert not plan.tma_path(hopper, 512, 512, 512, 0, captured=True)
-    assert not plan.tma_path(hopper, 16, 4096, 4096, 0, captured=True)  # decode stays on split-K
+    assert not rules.tma_path(hopper, 1024, 1024, 1024, 0)
+    assert rules.tma_path(hopper, 1024, 1024, 1024, 0, captured=True)
+    assert not rules.tma_path(hopper, 512, 512, 512, 0, captured=True)
+    assert not rules.tma_path(hopper, 16, 4096, 4096, 0, captured=True)  # decode stays on split-K
 
 
 @pytest.mark.parametrize("K, staged", [(2332, False), (2331, True)], ids=["8-byte rows", "2-byte rows"])
@@ -818,7 +820,7 @@ def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     against 0.73 staged); 2 bytes apart, they are staged for the TMA kernel."""
     if device == "cpu":
         hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
-        monkeypatch.setattr(plan.device, "facts", lambda d: hopper)
+        monkeypatch.setattr(devices, "facts", lambda d: hopper)
     elif not devices.facts(torch.device(device)).tma or devices.facts(torch.device(device)).num_sms < 64:
         pytest.skip("the rule's shape is measured against a Hopper's SM count")
     a, b = operands(3027, 70, K, torch.bfloat16, "NT", device)
@@ -923,7 +925,7 @@ def test_gpu_tma_split_k_epilogues(bias_kind, tma_kernel):
     launch = Product(a, b, out, "native", bias=bias.half(), activation="silu")
     assert launch.path == "tma" and launch.split(cfg) == 4
     launch.run(cfg)
-    ref = plan.epilogue_reference(a.double() @ b.double(), bias.half().double(), "silu")
+    ref = planner.epilogue_reference(a.double() @ b.double(), bias.half().double(), "silu")
     assert ((out.double() - ref).norm() / ref.norm()) < 2e-3
     if torch.cuda.get_device_capability() >= (8, 9):
         cfg = config_space.make_config(128, 128, 128, 3, 4, SPLIT_K=4)
@@ -933,7 +935,7 @@ def test_gpu_tma_split_k_epilogues(bias_kind, tma_kernel):
         launch = Product(a8, b8, out, "native", bias=bias.bfloat16(), scales=(scale_a, scale_b))
         assert launch.path == "tma" and launch.split(cfg) == 4
         launch.run(cfg)
-        ref = plan.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
+        ref = planner.epilogue_reference((a8.double() * scale_a.double()) @ (b8.double() * scale_b.double()),
                                       bias.bfloat16().double(), "none")
         assert ((out.double() - ref).norm() / ref.norm()) < 1e-2
 
@@ -941,8 +943,8 @@ def test_gpu_tma_split_k_epilogues(bias_kind, tma_kernel):
 def test_relaunch_never_raises_on_bad_arguments(device):
     a = torch.randn(4, 4, device=device)
     for args in [("a", a), (a, [1, 2]), (a, a, "out"), (a, a, None, [1])]:
-        assert plan.relaunch(*args) is None
-    assert plan.relaunch(a, a, input_precision=["tf32"]) is None
+        assert relaunch.lookup(*args) is None
+    assert relaunch.lookup(a, a, input_precision=["tf32"]) is None
 
 
 @pytest.mark.gpu
@@ -1052,38 +1054,39 @@ def _seed(monkeypatch, a, b, bias=None, activation="none", precision="native"):
     from tritonmm import fast_launch
     monkeypatch.setitem(fast_launch._state, "enabled", True)
     monkeypatch.setattr(fast_launch, "current_stream", lambda index: 0)
-    monkeypatch.setattr(plan.device, "index", lambda d: 0)
+    monkeypatch.setattr(devices, "index", lambda d: 0)
     launched = _Launched()
-    key = plan.launch_key(a, b, None, bias, activation, precision)
+    key = relaunch.key(a, b, None, bias, activation, precision)
     out_layout = ((a.shape[0], b.shape[1]), (b.shape[1], 1))
-    monkeypatch.setitem(plan._compiled, key, plan._Relaunch((launched,), None, (0, 0, 0), out_layout, None))
+    monkeypatch.setitem(relaunch._entries, key, relaunch.Entry((launched,), None, (0, 0, 0), out_layout, None))
     return launched
 
 
 def test_plan_follows_tma_shift(monkeypatch, device):
-    """plan.TMA_SHIFT reaches the TMA kernel's constants."""
+    """thresholds.TABLE["sm90"].tma_shift reaches the TMA kernel's constants."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     a, b = torch.randn(40, 32, device=device).half(), torch.randn(32, 48, device=device).half()
     assert Product(a, b, torch.empty(40, 48, dtype=torch.float16, device=device), "native").constants["SHIFT"]
-    monkeypatch.setattr(plan, "TMA_SHIFT", False)
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_shift", False)
     assert not Product(a, b, torch.empty(40, 48, dtype=torch.float16, device=device), "native").constants["SHIFT"]
 
 
-def test_assigning_a_planner_setting_forgets_cached_launches(monkeypatch, device):
-    """The planner's settings are not in launch_key: assigning any of them, as tests and experiments do, empties
-    the relaunch cache, so a launch planned (and compiled: TMA_SHIFT is a kernel constant) under one value is never
-    relaunched under another. Other assignments keep it."""
-    assert {"TMA_MIN_MACS", "TMA_MIN_ROWS", "TMA_SHIFT", "FEW_TILES_PER_SM", "CAPTURED_TMA_DIVISOR", "ROW_PAD",
-            "STAGE_MIN_MACS_PER_BYTE", "STAGE_EAGER_MIN_MACS", "POINTER_STAGE_SMALL_BYTES"} <= plan.SETTINGS
+def test_threshold_overrides_key_cached_launches_apart(monkeypatch, device):
+    """The thresholds' overrides are part of relaunch.key: a launch planned (and compiled: tma_shift is a kernel
+    constant) under one value of any threshold is never relaunched under another, and the entry made without
+    overrides is found again once they are undone."""
     a, b = torch.randn(8, 16, device=device).half(), torch.randn(16, 12, device=device).half()
-    key = plan.launch_key(a, b, None, None, "none", "native")
-    for name in sorted(plan.SETTINGS):
-        _seed(monkeypatch, a, b)
-        setattr(plan, name, getattr(plan, name))
-        assert key not in plan._compiled, name
+    plain = relaunch.key(a, b, None, None, "none", "native")
     _seed(monkeypatch, a, b)
-    monkeypatch.setattr(plan, "product", plan.product)
-    assert key in plan._compiled
+    for name in thresholds.Thresholds._fields:
+        value = getattr(thresholds.TABLE["sm90"], name)
+        with thresholds.override(**{name: not value if isinstance(value, bool) else value + 1}):
+            assert relaunch.key(a, b, None, None, "none", "native") != plain, name
+            assert relaunch.lookup(a, b) is None, name
+    assert relaunch.key(a, b, None, None, "none", "native") == plain and plain in relaunch._entries
+    with pytest.raises(TypeError, match="unknown threshold"):
+        with thresholds.override(tma_min_mac=0):
+            pass
 
 
 def test_relaunch_keeps_the_checks_it_skips(monkeypatch, device):
@@ -1122,15 +1125,15 @@ def test_linear_relaunch_keys_the_weight_as_its_transpose(monkeypatch, device):
     weights[-1] = torch.nn.Parameter(weights[-1])
     weights.append(weights[0].as_subclass(_Subclass))
     for w in weights:
-        assert plan.launch_key(x, w, None, None, "relu", "native", b_transposed=True) == \
-            plan.launch_key(x, w.T, None, None, "relu", "native"), type(w)
+        assert relaunch.key(x, w, None, None, "relu", "native", b_transposed=True) == \
+            relaunch.key(x, w.T, None, None, "relu", "native"), type(w)
     w = weights[0]
     launched = _seed(monkeypatch, x, w.T, activation="relu")
     tritonmm.linear(x, w, activation="relu")
     assert launched.calls == 1 and launched.tensors[0] is x and launched.tensors[1] is w
     copied = []
-    entry = plan._compiled[plan.launch_key(x, w.T, None, None, "relu", "native")]
-    monkeypatch.setitem(plan._compiled, plan.launch_key(x, w.T, None, None, "relu", "native"),
+    entry = relaunch._entries[relaunch.key(x, w.T, None, None, "relu", "native")]
+    monkeypatch.setitem(relaunch._entries, relaunch.key(x, w.T, None, None, "relu", "native"),
                         entry._replace(stage=(None, lambda b, traced: copied.append(b) or b)))
     tritonmm.linear(x, w, activation="relu")
     assert launched.calls == 2 and copied[0].shape == (16, 12) and copied[0].stride() == (1, 16)
@@ -1152,7 +1155,7 @@ def test_gpu_linear_relaunches_right_on_the_weight_itself(K, staging, monkeypatc
         ref = linear_ref(x, w, bias, "relu")
         assert ((y.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
     assert len(plans) == 1
-    assert plan.chosen(x, w.T, "native", bias, "relu")[1] == ("tma+staged" if K == 33 else "tma")
+    assert planner.chosen(x, w.T, "native", bias, "relu")[1] == ("tma+staged" if K == 33 else "tma")
 
 
 def test_split_k_is_refused_where_the_workspace_passes_int32(device, pointer):
@@ -1190,7 +1193,7 @@ def test_scaled_mm_traced_with_fake_tensors_keeps_scales_and_dtype(device):
     assert y.dtype == torch.bfloat16 and y.shape == (2048, 2048)
 
 
-# Programmatic dependent launch (plan.PDL): a launch with launch_pdl=True may begin before the kernel before it in
+# Programmatic dependent launch (thresholds.TABLE["sm90"].pdl): a launch with launch_pdl=True may begin before the kernel before it in
 # the stream has ended, so it must be a kernel that waits for its predecessor first (kernels/tiles.py).
 
 HOPPER = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
@@ -1200,16 +1203,16 @@ AMPERE = devices.DeviceFacts("NVIDIA A100-SXM4-80GB", 108, 166912, False, False)
 def test_pdl_only_where_it_can_run(monkeypatch):
     """On Hopper, compiled, for real tensors: not before Hopper, not traced, not in Triton's interpreter, not
     when the setting is off."""
-    monkeypatch.setattr(plan.validation, "interpreting", lambda: False)
-    assert plan._pdl(HOPPER, traced=False)
-    assert not plan._pdl(HOPPER, traced=True) and not plan._pdl(AMPERE, traced=False)
-    monkeypatch.setattr(plan, "PDL", False)
-    assert not plan._pdl(HOPPER, traced=False)
-    monkeypatch.setattr(plan, "PDL", True)
-    monkeypatch.setattr(plan.validation, "interpreting", lambda: True)
-    assert not plan._pdl(HOPPER, traced=False)
-    assert plan._options(True, 4, 3) == dict(num_warps=4, num_stages=3, launch_pdl=True)
-    assert plan._options(False, 8) == dict(num_warps=8)
+    monkeypatch.setattr(validation, "interpreting", lambda: False)
+    assert launching.pdl(HOPPER, traced=False)
+    assert not launching.pdl(HOPPER, traced=True) and not launching.pdl(AMPERE, traced=False)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pdl", False)
+    assert not launching.pdl(HOPPER, traced=False)
+    monkeypatch.setitem(thresholds.OVERRIDES, "pdl", True)
+    monkeypatch.setattr(validation, "interpreting", lambda: True)
+    assert not launching.pdl(HOPPER, traced=False)
+    assert launching.options(True, 4, 3) == dict(num_warps=4, num_stages=3, launch_pdl=True)
+    assert launching.options(False, 8) == dict(num_warps=8)
 
 
 def _early_launches(launch, cfgs) -> list:
@@ -1224,10 +1227,10 @@ def test_every_launch_with_pdl_waits_for_its_predecessor(pdl, device, monkeypatc
     """With PDL every step of every path (pointer, split-K's two passes, the one-row kernel, the TMA kernel whole,
     split and in a wave-tail split, the staging copies) is launched with launch_pdl and its kernel gets PDL, the
     constant that makes it wait; without, none is."""
-    monkeypatch.setattr(plan, "_pdl", lambda facts, traced: pdl)
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-    monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+    monkeypatch.setattr(launching, "pdl", lambda facts, traced: pdl)
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     steps = []
     for M in (1, 40):
         a, b = operands(M, 96, 256, torch.float16, "NT", device)
@@ -1236,9 +1239,9 @@ def test_every_launch_with_pdl_waits_for_its_predecessor(pdl, device, monkeypatc
         cfgs = [config_space.make_config(32, 32, 32, 2, 4), config_space.make_config(32, 32, 32, 2, 4, SPLIT_K=2)]
         steps += _early_launches(launch, cfgs + ([config_space.make_config(1, 16, 64, 1, 4)] if M == 1 else []))
     every_product_on_tma(monkeypatch)  # planned for a stand-in Hopper of 4 SMs: nothing here runs on it
-    monkeypatch.setattr(plan.device, "facts", lambda d: HOPPER._replace(num_sms=4))
+    monkeypatch.setattr(devices, "facts", lambda d: HOPPER._replace(num_sms=4))
     copies = []  # the staging copy is recorded, not run (the interpreter has no griddepcontrol)
-    monkeypatch.setattr(plan, "launcher", lambda kernel, traced: _Recorder(kernel, copies, _pdl_entry))
+    monkeypatch.setattr(launching, "launcher", lambda kernel, traced: _Recorder(kernel, copies, _pdl_entry))
     a, b = operands(300, 70, 90, torch.float16, "NN", device)  # unaligned: staged by a copy launch
     launch = Product(a, b, nan_out(300, 70, torch.float16, device), "native")
     tail = config_space.make_config(64, 64, 32, 2, 4, TAIL=1)
@@ -1285,11 +1288,11 @@ def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, 
     if kind.startswith("tma"):
         every_product_on_tma(monkeypatch)
     else:
-        monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))
-        monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-        monkeypatch.setattr(plan, "POINTER_STAGE_MAX_LOAD_BYTES", 0)
+        monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+        monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+        monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     if kind == "tma tail":
-        monkeypatch.setattr(plan.device, "facts", lambda d: HOPPER._replace(num_sms=20))  # 9 x 5 tiles: 2.25 waves
+        monkeypatch.setattr(devices, "facts", lambda d: HOPPER._replace(num_sms=20))  # 9 x 5 tiles: 2.25 waves
     xs = torch.randn(M, K, device="cuda").half()
     ws = [(torch.randn(K, K, device="cuda") / K ** 0.5).half() for _ in range(4)]
     outs = [nan_out(M, K, torch.float16, "cuda") for _ in ws]
@@ -1323,7 +1326,7 @@ def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, 
             check()
         xs.copy_(torch.randn(M, K, device="cuda"))
         _chain(xs, ws, with_pdl)
-        monkeypatch.setattr(plan, "PDL", False)
+        monkeypatch.setitem(thresholds.OVERRIDES, "pdl", False)
         _chain(xs, ws, outs)
         assert all(torch.equal(x, y) for x, y in zip(with_pdl, outs))
         assert not Product(xs, ws[0], outs[0], "native").constants["PDL"]

@@ -4,8 +4,9 @@ import torch
 from conftest import every_product_on_the_tma_kernel, rel_err
 
 import tritonmm
-from tritonmm import config_space, plan
-from tritonmm.plan import Product, resolve_precision
+from tritonmm import config_space, planner, precision, thresholds  # noqa: F401
+from tritonmm.precision import resolve_precision
+from tritonmm.product import Product
 from tritonmm.tune import operands
 
 SHAPES = [(1, 7, 31), (33, 65, 31), (127, 129, 257), (64, 64, 64)]
@@ -83,7 +84,7 @@ def test_tf32_split_parts(device):
     x[1, 0] = torch.tensor(0x7F800001, dtype=torch.int32).view(torch.float32)  # a NaN with a low-bit payload
     for src in (x, x.T.contiguous().T):
         hi, lo = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
-        plan.copy(src, hi, lo=lo)
+        tritonmm.staging.copy(src, hi, lo=lo)
         for part in (hi, lo):
             assert not (part.view(torch.int32) & 0x1FFF).any()
         finite = x.isfinite()
@@ -209,8 +210,8 @@ def test_scaled_mm_one_row_kernel(kind, device):
     a, b = fp8_operands(1, N, 96, device, b_layout="col")
     sa, sb = scales(kind, 1, N, device)
     bias = torch.randn(N, device=device).bfloat16()
-    from tritonmm import config_space, plan
-    assert config_space.is_gemv(plan.chosen(a, b, "native", bias, scales=(sa, sb), out_dtype=torch.float32)[0])
+    from tritonmm import config_space, planner  # noqa: F401
+    assert config_space.is_gemv(planner.chosen(a, b, "native", bias, scales=(sa, sb), out_dtype=torch.float32)[0])
     y = tritonmm.scaled_mm(a, b, sa, sb, bias=bias, out_dtype=torch.float32)
     assert frob(y, dequantized_ref(a, b, sa, sb, bias)) < OUT_BOUND[torch.float32]
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 import tritonmm
-from tritonmm import fast_launch, plan
+from tritonmm import fast_launch, planner, product, relaunch, thresholds  # noqa: F401
 
 _COMMON = dict(deadline=None, database=None, print_blob=True,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -282,8 +282,8 @@ def test_properties_catch_a_broken_kernel(device, monkeypatch, capsys):
     """The mm property fails on a kernel whose store drops the last row when it is alone in its
     16-row tile (an off-by-one in an edge mask), left as fresh memory often is: zeros. Hypothesis
     finds it within the property test's budget and shrinks it to a minimal shape."""
-    real = plan.product
-    # Every call through plan.product: a relaunch from the launch cache would skip the mutation.
+    real = planner.product
+    # Every call through planner.product: a relaunch from the launch cache would skip the mutation.
     monkeypatch.setitem(fast_launch._state, "enabled", False)
 
     def broken(a, b, **kwargs):
@@ -292,10 +292,10 @@ def test_properties_catch_a_broken_kernel(device, monkeypatch, capsys):
             out[..., -1, :] = 0
         return out
 
-    monkeypatch.setattr(plan, "product", broken)
+    monkeypatch.setattr(planner, "product", broken)
     found = minimal_failing_mm_case(device, "broken kernel", capsys)
     assert found.M % 16 == 1 and found.N > 0 and found.K > 0
-    monkeypatch.setattr(plan, "product", real)
+    monkeypatch.setattr(planner, "product", real)
     run_mm(found, device)  # and the real kernel passes the same example
 
 
@@ -316,12 +316,12 @@ def test_properties_catch_a_mutated_kernel(device, monkeypatch, tmp_path, capsys
     spec = importlib.util.spec_from_file_location("mutated_gemm", file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    monkeypatch.setattr(plan, "gemm_kernel", module.gemm_kernel)
-    monkeypatch.setattr(plan, "TMA_MIN_MACS", float("inf"))  # the mutation is in the pointer kernel
-    monkeypatch.setattr(plan, "STAGE_MIN_MACS_PER_BYTE", float("inf"))
-    monkeypatch.setattr(plan, "_compiled", {})  # no relaunch of a kernel compiled from the real source
+    monkeypatch.setattr(product, "gemm_kernel", module.gemm_kernel)
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))  # the mutation is in the pointer kernel
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+    monkeypatch.setattr(relaunch, "_entries", {})  # no relaunch of a kernel compiled from the real source
     found = minimal_failing_mm_case(device, "mutated kernel", capsys)
     assert found.K > 0 and found.M > 0 and found.N > 0
-    monkeypatch.setattr(plan, "gemm_kernel", gemm.gemm_kernel)
-    monkeypatch.setattr(plan, "_compiled", {})
+    monkeypatch.setattr(product, "gemm_kernel", gemm.gemm_kernel)
+    monkeypatch.setattr(relaunch, "_entries", {})
     run_mm(found, device)  # and the real kernel passes the same example

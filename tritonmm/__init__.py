@@ -14,7 +14,8 @@ from . import nn
 from .config_space import configs
 from .ops import linear, matmul, mm, quantize_fp8, scaled_mm, set_float32_precision
 from .override import disable, enable, use_tritonmm
+from .tuning import autotuning
 
 __all__ = ["matmul", "mm", "linear", "nn", "configs", "enable", "disable", "use_tritonmm", "set_float32_precision",
-           "scaled_mm", "quantize_fp8"]
+           "scaled_mm", "quantize_fp8", "autotuning"]
 __version__ = "0.2.0"

@@ -1,4 +1,7 @@
-"""Per-device facts, and running launches on the operands' device.
+"""Per-device facts read from the GPU, and running launches on the operands' device.
+
+The planner's rules are written in these facts (SMs, shared memory, L2, capability), never in one
+GPU's literals, so they carry to other GPUs; thresholds.py keys its table by ``arch``.
 
 Triton launches on the *current* CUDA device and its current stream, not on the device the
 tensors live on: with tensors on cuda:1 while cuda:0 is current, a launch reads cuda:1
@@ -16,9 +19,16 @@ import torch
 class DeviceFacts(NamedTuple):
     name: str
     num_sms: int
-    smem_bytes: int
+    smem_bytes: int  # shared memory one block may use
     tma: bool  # Hopper's tensor memory accelerator (sm_90+)
     fp8: bool = False  # FP8 tensor cores (sm_89+)
+    l2_bytes: int = 50 * 2 ** 20
+    capability: tuple = (9, 0)
+
+    @property
+    def arch(self) -> str:
+        """The row of thresholds.TABLE this device reads: 'sm90' for Hopper and newer, else 'default'."""
+        return "sm90" if self.capability >= (9, 0) else "default"
 
 
 def index(device: torch.device) -> int:
@@ -26,19 +36,25 @@ def index(device: torch.device) -> int:
     return device.index if device.index is not None else torch.cuda.current_device()
 
 
+# The CPU interpreter stands in for a Hopper with few "SMs", so that tests are quick and reach every path.
+INTERPRETER = DeviceFacts("cpu-interpreter", 4, 232448, True, True, 50 * 2 ** 20, (9, 0))
+
+
 @functools.lru_cache(maxsize=None)
 def _facts(device_type: str, idx: int) -> DeviceFacts:
-    if device_type == "cpu":  # the interpreter: H100-like limits, few "SMs" to keep it quick
-        return DeviceFacts("cpu-interpreter", 4, 232448, True, True)
+    if device_type == "cpu":
+        return INTERPRETER
     import triton
     props = torch.cuda.get_device_properties(idx)
     smem = triton.runtime.driver.active.utils.get_device_properties(idx)["max_shared_mem"]
-    return DeviceFacts(props.name, props.multi_processor_count, smem, props.major >= 9,
-                       (props.major, props.minor) >= (8, 9))
+    capability = (props.major, props.minor)
+    return DeviceFacts(props.name, props.multi_processor_count, smem, capability >= (9, 0), capability >= (8, 9),
+                       int(getattr(props, "L2_cache_size", 0)) or DeviceFacts._field_defaults["l2_bytes"], capability)
 
 
 def facts(device: torch.device) -> DeviceFacts:
-    """Name, SM count, shared memory per block and TMA support of one device (cached per device)."""
+    """Name, SM count, shared memory per block, TMA and FP8 support, L2 size and capability of one
+    device (cached per device)."""
     return _facts(device.type, 0 if device.type == "cpu" else index(device))
 
 

@@ -5,7 +5,7 @@ about 20 us for a matmul-sized signature on the H100 machine, against about 9 us
 launch itself, CompiledKernel.run (triton 3.6). A product whose shapes, strides, dtypes,
 pointer alignments and config repeat an earlier call's compiles to the same specialization
 (Triton specializes ints on == 1 and % 16, pointers on % 16; equal values give equal keys),
-so plan.py keeps that call's compiled kernel under a key made of those facts and launches it
+so relaunch.py keeps that call's compiled kernel under a key made of those facts and launches it
 directly. The call is the one JITFunction.run itself ends with, the same in Triton 3.6 to
 3.9: grid, stream, function, packed metadata, launch metadata, the launch hooks, then every
 argument in signature order, constexprs included (their values are ignored). Other Triton
@@ -13,8 +13,8 @@ versions, the CPU interpreter, or a TypeError from that call fall back to ``kern
 
 Below that call, Triton 3.6's launcher (CudaLauncher) still runs Python on every launch: for a
 TMA kernel it expands each host-side descriptor into its tensor map, shape and strides and
-encodes the map again (19.7 us a 64^3 launch against 8.7 for the pointer kernel's, session 11,
-run 1, notes/experiments/launch_parts.py). Where the launcher has 3.6's layout (``unwrapped``)
+encodes the map again (19.7 us a 64^3 launch against 8.7 for the pointer kernel's; design.md:
+direct-launch). Where the launcher has 3.6's layout (``unwrapped``)
 and no launch hook is installed, Compiled calls the C launch function under it, with each
 descriptor's expansion cached by the address it describes: a tensor map encodes the address,
 shape, strides and tile, and the cache key fixes all but the address. Other layouts keep
@@ -161,3 +161,15 @@ class Compiled:
 
 def current_stream(index: int):
     return triton.runtime.driver.active.get_current_stream(index)
+
+
+# Launch caches (relaunch.py's, staging.py's copies) hold at most this many entries: a process that sees
+# that many distinct products starts its cache over rather than grow without bound.
+CACHE_ENTRIES = 4096
+
+
+def remember(cache: dict, key, entry) -> None:
+    """cache[key] = entry, within CACHE_ENTRIES."""
+    if len(cache) >= CACHE_ENTRIES:
+        cache.clear()
+    cache[key] = entry

@@ -1,10 +1,10 @@
 """tritonmm's products as PyTorch operators: torch.library registration and autograd formulas.
 
-Three operators, each ``torch.library.triton_op`` over plan.product, so torch.compile traces
+Three operators, each ``torch.library.triton_op`` over planner.product, so torch.compile traces
 through them to the Triton kernels (``wrap_triton``) with no graph break, and their fake
 implementation comes from the same code run on fake tensors (two more, eager_product and
 scaled_mm, are opaque ways into a graph, for products that take the TMA kernel or split K and
-for FP8 products: plan.product says why):
+for FP8 products: _planned says why):
 
     tritonmm::mm(a, b, precision, config)                          a (M, K) @ b (K, N)
     tritonmm::bmm(a, b, precision, config)                         (Z, M, K) @ (Z, K, N)
@@ -15,22 +15,20 @@ traced with; ``config`` is a pinned tile as a list of ints (config_space.as_list
 Each has an autograd formula, the gradients of a product read as transposed views (no copies).
 The same functions and formulas also make a torch.autograd.Function per operator (``apply``): eager
 calls that record a gradient take it, since the operator's dispatch and its Python autograd wrapper
-cost more host time (session 8, run 3, H100 host, 64^3 bf16: forward + backward 263 us a call by the
-Function, 352 by the operator, 126 for torch.mm; the operator's forward alone 72 us, the planner's
-33). Graphs (torch.compile, fake tensors) get the operators. Plain eager calls go to plan.product
-directly (ops.py).
+cost more host time (design.md: autograd-function). Graphs (torch.compile, fake tensors) get the
+operators. Plain eager calls go to planner.product directly (ops.py).
 """
 from typing import Optional, Sequence
 
 import torch
 
-from . import config_space, plan, validation
+from . import config_space, planner, rules, validation
 
 
 def _register(name: str):
     """torch.library.triton_op on a GPU. In the CPU interpreter no tracer can see a kernel, so
     there the operator is an opaque custom_op (compiled graphs call it as it is), with the
-    same function as its fake implementation (plan.launcher skips launches on fake tensors)."""
+    same function as its fake implementation (launch.launcher skips launches on fake tensors)."""
     def register(fn):
         if not validation.interpreting():
             return torch.library.triton_op(name, mutates_args=())(fn)
@@ -44,14 +42,23 @@ def _pinned(config):
     return None if config is None else config_space.from_list(config)
 
 
+def _planned(a, b, bias, activation: str, precision: str, config) -> torch.Tensor:
+    """planner.product, or on fake tensors of a product that takes the TMA kernel or may split K
+    (rules.runs_opaque), the opaque eager_product: the TMA kernel's host-side tensor descriptors do not
+    trace through triton_op in torch 2.11-2.14, and a traced product keeps one launch, so the graph calls
+    the planner itself when it runs. design.md: opaque-operator."""
+    if validation.traced(a) and rules.runs_opaque(a, b):
+        return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision, config)
+    return planner.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
+
+
 def _product(a: torch.Tensor, b: torch.Tensor, precision: str, config: Optional[Sequence[int]] = None) -> torch.Tensor:
-    return plan.product(a, b, precision=precision, config=_pinned(config))
+    return _planned(a, b, None, "none", precision, config)
 
 
 def _linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], activation: str, precision: str,
             config: Optional[Sequence[int]] = None) -> torch.Tensor:
-    return plan.product(x, weight.T, bias=bias, activation=activation, precision=precision,
-                        config=_pinned(config))
+    return _planned(x, weight.T, bias, activation, precision, config)
 
 
 mm = _register("tritonmm::mm")(_product)
@@ -61,9 +68,9 @@ linear = _register("tritonmm::linear")(_linear)
 
 # The opaque operators: defined on the dispatcher directly rather than by custom_op, whose Python
 # wrappers around the function (autograd, the aliasing check, a dynamo-disabling context) cost more
-# than the product's own launch; a compiled graph pays that on every call (session 8, 64^3 bf16, H100
-# host: 66 us a call through custom_op against 31 for the planner alone in run 2; 43 against 33 so
-# defined, run 3). Neither records a gradient: they run inside the other operators' traced forward
+# than the product's own launch; a compiled graph pays that on every call (64^3 bf16, H100 host: 66 us a
+# call through custom_op against 31 for the planner alone; 43 against 33 so defined; design.md:
+# opaque-operator). Neither records a gradient: they run inside the other operators' traced forward
 # and backward graphs.
 _LIB = torch.library.Library("tritonmm", "FRAGMENT")
 
@@ -84,19 +91,19 @@ def _opaque(schema: str, fake):
 @_opaque("eager_product(Tensor a, Tensor b, Tensor? bias, str activation, str precision, int[]? config=None) -> Tensor",
          fake=lambda a, b, bias, activation, precision, config=None: a.new_empty((a.shape[0], b.shape[1])))
 def eager_product(a, b, bias, activation, precision, config=None):
-    """plan.product, run when a compiled graph runs rather than traced into it: the graph's
-    path for products that take the TMA kernel or split K (plan.product says why). Opaque to inductor,
+    """planner.product, run when a compiled graph runs rather than traced into it: the graph's
+    path for products that take the TMA kernel or split K (_planned says why). Opaque to inductor,
     so it keeps tritonmm's own path choice, tuned configs and launch cache."""
-    return plan.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
+    return planner.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 
 
 @_opaque("scaled_mm(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, ScalarType out_dtype) -> Tensor",
          fake=lambda a, b, scale_a, scale_b, bias, out_dtype: a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype))
 def scaled_mm(a, b, scale_a, scale_b, bias, out_dtype):
     """ops.scaled_mm inside a compiled graph: opaque, run by the planner when the graph runs (FP8
-    products take the TMA kernel, which does not trace; plan.product says why). No gradient:
+    products take the TMA kernel, which does not trace; _planned says why). No gradient:
     FP8 products are for inference, as torch._scaled_mm's."""
-    return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
+    return planner.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
 
 
 def records_grad(*tensors) -> bool:
@@ -110,7 +117,7 @@ def records_grad(*tensors) -> bool:
     return False
 
 
-def _in_graph(t: torch.Tensor) -> bool:
+def in_graph(t: torch.Tensor) -> bool:
     """Compiling or tracing (fake tensors): the operators, which graphs can record."""
     return torch.compiler.is_compiling() or validation.traced(t)
 
@@ -118,9 +125,9 @@ def _in_graph(t: torch.Tensor) -> bool:
 def _gradient_product(a, b, precision):
     """a @ b inside a gradient formula: the operator in a graph, the differentiable Function where
     this product records a gradient itself (create_graph), the planner directly otherwise."""
-    if _in_graph(a) or records_grad(a, b):
+    if in_graph(a) or records_grad(a, b):
         return apply("mm" if a.dim() == 2 else "bmm", a, b, precision, None)
-    return plan.product(a, b, precision=precision)
+    return planner.product(a, b, precision=precision)
 
 
 def _setup_product(ctx, inputs, output):
@@ -173,7 +180,7 @@ def _function(name, impl, setup_context, backward):
     """The operator's function and gradient formula as a torch.autograd.Function (eager calls). Its
     forward takes ctx and sets it up itself: with a separate setup_context, Function.apply binds
     default arguments through inspect.signature on every call (torch 2.11: a fifth of a 64^3
-    forward + backward's host time under cProfile, session 8, run 3)."""
+    forward + backward's host time under cProfile; design.md: autograd-function)."""
     def forward(ctx, *args):
         out = impl(*args)
         setup_context(ctx, args, out)
@@ -191,6 +198,6 @@ _FUNCTIONS = {
 def apply(name: str, *args) -> torch.Tensor:
     """Operator ``name`` ("mm", "bmm" or "linear") on args, in its schema's order: the registered
     operator in a graph (compiling, fake tensors), its autograd.Function eagerly (module docstring)."""
-    if _in_graph(args[0]):
+    if in_graph(args[0]):
         return getattr(torch.ops.tritonmm, name)(*args)
     return _FUNCTIONS[name].apply(*args)

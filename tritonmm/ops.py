@@ -1,28 +1,29 @@
 """The functional API: torch.mm, torch.matmul and F.linear semantics on tritonmm's kernels.
 
 Each function checks its arguments, resolves the float32 precision as torch would, and then
-either calls plan.product directly (plain eager calls: no dispatcher cost) or, when
+either calls planner.product directly (plain eager calls: no dispatcher cost) or, when
 torch.compile is tracing or autograd records a gradient, library.apply: the torch.library
 operators, which carry the fake implementations and the gradient formulas, in graphs, and the
 same formulas as autograd Functions eagerly. An eager call whose every checked fact (types,
 shapes, strides, dtypes, devices, alignment, epilogue, precision) equals an earlier call's is
-launched before the checks, from plan's launch cache: the checks are a function of those facts,
+launched before the checks, from the launch cache (relaunch.py): the checks are a function of those facts,
 and that earlier call passed them.
 """
 import math
 
 import torch
 
-from . import config_space, library, plan, validation
+from . import config_space, library, planner, relaunch, validation
+from .precision import resolve_precision, set_float32_default
 
 
 def _needs_op(*tensors) -> bool:
-    """Compiling, or a gradient to record: go through the registered operator."""
-    return torch.compiler.is_compiling() or library.records_grad(*tensors)
+    """Compiling or tracing (fake tensors), or a gradient to record: go through the registered operator."""
+    return library.in_graph(tensors[0]) or library.records_grad(*tensors)
 
 
 def _common(dtype, config, input_precision):
-    precision = plan.resolve_precision(dtype, validation.check_precision(input_precision))
+    precision = resolve_precision(dtype, validation.check_precision(input_precision))
     pinned = validation.check_config(config) if config is not None else None
     return precision, pinned
 
@@ -44,9 +45,7 @@ def set_float32_precision(precision):
     set_float32_matmul_precision). "tf32x3" gives float32 accuracy on tensor cores: each
     operand is split into a TF32 high part and a TF32 remainder, and three tensor-core
     products are summed (README: where it is not IEEE). "ieee" and "tf32" as for torch."""
-    previous = plan._float32["precision"]
-    plan._float32["precision"] = validation.check_precision(precision)
-    return previous
+    return set_float32_default(validation.check_precision(precision))
 
 
 def mm(a, b, *, out=None, config=None, input_precision=None):
@@ -60,8 +59,8 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}`` or a triton.Config) and skips
     tuning; otherwise the config comes from the tuning cache, tuning, or a heuristic.
     """
-    if config is None and not _needs_op(a, b):  # a plain eager call of a product seen before: from plan's cache
-        c = plan.relaunch(a, b, out, None, "none", input_precision, matrices=True)
+    if config is None and not _needs_op(a, b):  # a plain eager call of a product seen before: from the launch cache
+        c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=True)
         if c is not None:
             return c
     validation.check_mm_args(a, b, out)
@@ -74,13 +73,13 @@ def _mm(a, b, precision, pinned, out=None):
     if _needs_op(a, b):
         c = library.apply("mm", a, b, precision, _as_list(pinned))
         return c if out is None else out.copy_(c)
-    return plan.product(a, b, precision=precision, out=out, config=pinned)
+    return planner.product(a, b, precision=precision, out=out, config=pinned)
 
 
 def _bmm(a, b, precision, pinned):
     if _needs_op(a, b):
         return library.apply("bmm", a, b, precision, _as_list(pinned))
-    return plan.product(a, b, precision=precision, config=pinned)
+    return planner.product(a, b, precision=precision, config=pinned)
 
 
 def matmul(a, b, *, out=None, config=None, input_precision=None):
@@ -93,7 +92,7 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     batch stride of 0. ``out``, ``config`` and ``input_precision`` as for mm.
     """
     if config is None and not _needs_op(a, b):
-        c = plan.relaunch(a, b, out, None, "none", input_precision)
+        c = relaunch.lookup(a, b, out, None, "none", input_precision)
         if c is not None:
             return c
     validation.check_matmul_args(a, b)
@@ -137,7 +136,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
         # A plain 2-D x as it is: reshape and view cost 1-2 us a call on the host. (A Parameter's
         # reshape is a plain Tensor, the type the full path's key holds.)
         x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-        y = plan.relaunch(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
+        y = relaunch.lookup(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
                           True, b_transposed=True)
         if y is not None:
             return y if x2 is x else y.view((*x.shape[:-1], weight.shape[0]))
@@ -148,9 +147,9 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
         fused = "none" if library.records_grad(x, weight, bias) else activation
         y = library.apply("linear", x2, weight, bias, fused, precision, _as_list(pinned))
         if fused != activation:
-            y = plan.epilogue_reference(y, None, activation)
+            y = planner.epilogue_reference(y, None, activation)
     else:
-        y = plan.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned)
+        y = planner.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned)
     return y.view((*x.shape[:-1], weight.shape[0]))
 
 
@@ -167,7 +166,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16):
     """
     scales = (scale_a, scale_b)
     if not torch.compiler.is_compiling():
-        c = plan.relaunch(a, b, None, bias, "none", None, True, scales, out_dtype)
+        c = relaunch.lookup(a, b, None, bias, "none", None, True, scales, out_dtype)
         if c is not None:
             return c
     validation.check_scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype)
@@ -175,7 +174,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16):
     scale_a, scale_b = scale_a.contiguous(), scale_b.contiguous()
     if torch.compiler.is_compiling() or validation.traced(a):  # compile, export, make_fx: the operator
         return torch.ops.tritonmm.scaled_mm(a, b, scale_a, scale_b, bias, out_dtype)
-    return plan.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
+    return planner.product(a, b, precision="native", bias=bias, scales=(scale_a, scale_b), out_dtype=out_dtype)
 
 
 def quantize_fp8(x, dtype=torch.float8_e4m3fn, *, dim=None):

@@ -50,8 +50,7 @@ FLUSH_BYTES = 256 * 2**20
 
 def _read_flush(buf: torch.Tensor, total: torch.Tensor) -> None:
     """Reads buf on the current stream: the L2 then holds clean lines of it, so the next kernel's misses evict
-    without writing back. do_bench's memset instead leaves the L2 full of dirty lines (session 22:
-    notes/experiments/l2_flush.py)."""
+    without writing back. do_bench's memset instead leaves the L2 full of dirty lines (design.md: read-flush)."""
     torch.sum(buf, dim=0, out=total)  # the contents do not matter: only that every line is read
 
 
@@ -120,7 +119,7 @@ def _graph_median_ms(fn, rep_ms: float) -> float:
 def host_us_per_call(fn, calls: int = 3000) -> float:
     """Wall time per call of fn() in microseconds, over many back-to-back calls with the GPU
     synchronized at both ends: for work too small to time on the device, where the host's
-    launch path is the cost (notes/experiments/launch_cost.py)."""
+    launch path is the cost."""
     for _ in range(50):
         fn()
     torch.cuda.synchronize()

@@ -1,13 +1,16 @@
 """Tuning: which config a product runs with (the command line is in tune.py).
 
-A config comes from, in order: this process's memory, the disk cache (cache.py), tuning
-(every candidate config timed by timing.py on the product's own launches, replayed from a CUDA
-graph so that host time does not hide the kernels; the winner is written to the cache), or,
-with tuning off (TRITONMM_AUTOTUNE=0, the default in the CPU interpreter), a heuristic chosen
-from the shape. Heuristic picks are never written to disk.
+A config comes from, in order: this process's memory, the disk cache (cache.py), and then the
+default, a config chosen from the shape and the device's facts (config_space.heuristic), with no
+benchmarking: a new shape's first call costs at most compiling a kernel variant (design.md:
+no-tuning-stall). Tuning (every candidate config timed by timing.py on the product's own launches,
+replayed from a CUDA graph so that host time does not hide the kernels; the winner is written to the
+cache) runs where asked for: ``python -m tritonmm.tune``, TRITONMM_AUTOTUNE=1, or inside
+``with tritonmm.autotuning():``. Default picks are never written to disk.
 Nothing is benchmarked where timing is impossible (CUDA-graph capture, torch.compile's
-tracing): an untuned shape takes the heuristic there, and is tuned at its next eager call.
+tracing): an untuned shape takes the default there, and may be tuned at a later eager call.
 """
+import contextlib
 import threading
 
 import torch
@@ -15,41 +18,28 @@ import triton
 from triton.compiler.errors import CompileTimeAssertionFailure
 from triton.runtime.errors import OutOfResources, PTXASError
 
-from . import cache, timing, validation
+from . import cache, thresholds, timing, validation
 
 _memory: dict = {}  # Product.tuning_key -> triton.Config, this process
-generation = 0  # bumped whenever _memory changes meaning (a tune, forget()): plan.py keys launches on it
+generation = 0  # bumped whenever _memory changes meaning (a tune, forget()): relaunch.key keys launches on it
+# autotuning() blocks entered and not yet left, across threads.
+_autotuning = {"depth": 0}
 # One tune at a time: two tunes at once would time each other's kernels.
 _tuning = threading.Lock()
 # A config the compiler or the GPU cannot run (too many registers or too much shared memory for
 # an epilogue the space was not pruned for) is timed as infinitely slow, as triton.autotune does.
 _UNRUNNABLE = (OutOfResources, PTXASError, CompileTimeAssertionFailure)
 
-# An eager call's host time, by the launches a config makes (plan.py relaunches each through
-# fast_launch): about 10 us a call plus 8 us a launch on the H100 machine (session 7, run 1,
-# notes/experiments/decode_host.py: 18.2-18.4 us a call with one launch, 25.9-26.3 with split-K's
-# two; torch.mm 16-17). Graph-timed configs are ranked by the larger of their device time and
-# this: ranked by device time alone, decode products took split-K for 0.3-0.7 us of device time
-# and paid 8 us more host time on every eager call (1.5-1.9x torch.mm's). Under a CUDA graph the
-# choice costs at most that device time; products longer than the host time rank as before.
-# A plan only CUDA graphs run (plan.Product.graph_only: the TMA kernel or staged operands inside capture,
-# where eager calls would take neither) never pays host time, so it ranks by device time alone: session 16
-# (run 6, notes/experiments/graph_only_rank.py, bf16, graph replay over rotated operands, x torch.mm, host
-# floor -> device time) 148x230x4771 x @ W.T 0.69 -> 0.94 and 333x138x2569 x @ W.T 0.91 -> 1.10, both on
-# staged operands with split-K 4 where one launch had won on the host floor.
-HOST_US_PER_CALL = 10.0
-HOST_US_PER_LAUNCH = 8.0
-
-
 def rank(product, timings: dict, graph: bool) -> triton.Config:
     """The best of ``timings`` ({config: median ms}): by device time, or where that is shorter than
     an eager call's host time (graph-timed only, and not for a plan only graphs run; eager timings
     include it), by the host time of the config's launches first, then device time."""
-    eager_host = graph and not product.graph_only
+    eager_host = graph and not product.graph_only  # design.md: graph-only-rank
+    th = thresholds.for_device(product.facts)  # design.md: host-floor
 
     def cost(cfg):
         ms = timings[cfg]
-        host_ms = (HOST_US_PER_CALL + HOST_US_PER_LAUNCH * product.launches(cfg)) * 1e-3 if eager_host else 0.0
+        host_ms = (th.host_us_per_call + th.host_us_per_launch * product.launches(cfg)) * 1e-3 if eager_host else 0.0
         return max(ms, host_ms), ms
     return min(timings, key=cost)
 
@@ -108,12 +98,29 @@ def choose_config(product) -> triton.Config:
     if cfg is None:
         if not product.can_benchmark:
             return product.heuristic()  # not remembered: the next eager call may tune
-        if validation.autotune_enabled(default=not validation.interpreting()):
+        if enabled():
             cfg, _ = tune(product)
         else:
             cfg = product.heuristic()
     _remember(key, cfg)
     return cfg
+
+
+def enabled() -> bool:
+    """Whether a product whose config is in no cache is tuned now: inside autotuning(), or with
+    TRITONMM_AUTOTUNE=1; otherwise it runs the default config."""
+    return _autotuning["depth"] > 0 or validation.autotune_enabled(default=False)
+
+
+@contextlib.contextmanager
+def autotuning():
+    """Tunes, inside the block, every product whose config is in no cache (a few seconds a new shape),
+    and caches the winners on disk for later processes: ``with tritonmm.autotuning(): model(x)``."""
+    _autotuning["depth"] += 1
+    try:
+        yield
+    finally:
+        _autotuning["depth"] -= 1
 
 
 def _remember(key, cfg) -> None:

@@ -6,10 +6,12 @@ import re
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
+from . import device
+from .config_space import LAUNCH_PARAMS, MAX_SPLIT_K, TILE_PARAMS, make_config
 from .kernels.gemm import gemm_kernel
+from .kernels.tiles import ACTIVATIONS
+from .precision import FP8_DTYPES, PRECISIONS, SUPPORTED_DTYPES
 
-SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-PRECISIONS = ("ieee", "tf32", "tf32x3")
 _DTYPE_NAMES = "torch.float16, torch.bfloat16 or torch.float32"
 
 
@@ -152,7 +154,6 @@ def check_config(config):
     """A pinned config: a triton.Config or a dict of tile and launch parameters. Returns a triton.Config."""
     import triton
 
-    from .config_space import LAUNCH_PARAMS, MAX_SPLIT_K, TILE_PARAMS, make_config
     if isinstance(config, triton.Config):
         params = dict(config.kwargs, num_warps=config.num_warps, num_stages=config.num_stages)
     elif isinstance(config, dict):
@@ -258,7 +259,6 @@ def check_linear_args(x, weight, bias, activation) -> str:
     return activation
 
 
-FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
 OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 
 
@@ -301,8 +301,7 @@ def check_scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype):
     if out_dtype not in OUT_DTYPES:
         raise TypeError(f"out_dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}")
     if a.device.type == "cuda":
-        from .device import facts
-        check_fp8_support(a.device, facts(a.device))
+        check_fp8_support(a.device, device.facts(a.device))
 
 
 def check_fp8_support(device, facts):
@@ -312,7 +311,6 @@ def check_fp8_support(device, facts):
 
 
 def check_activation(activation):
-    from .kernels.tiles import ACTIVATIONS
     name = "none" if activation is None else activation
     if name not in ACTIVATIONS:
         raise ValueError(f"activation must be None or one of {ACTIVATIONS[1:]}, got {activation!r}")

@@ -13,17 +13,14 @@ order and applies it. For products with too few tiles to occupy every SM (decode
 Alignment hints (VEC_*, DIV_*): Triton specializes an integer argument as divisible by 16 or not
 at all, so rows that start 4 or 8 bytes apart (a bf16 row of 5938 elements) would be read 2 bytes
 at a time, and only 4-, 8- and 16-byte reads can be asynchronous copies, which the compiler
-pipelines over the K steps. The launcher passes what it knows instead (plan.alignment): VEC_A,
+pipelines over the K steps. The launcher passes what it knows instead (layout.alignment): VEC_A,
 VEC_B and VEC_C elements divide every stride of that tensor but a unit one; DIV_M, DIV_N and DIV_K
 divide the sizes, which bound the masks along the rows. Only where Triton's specialization does not
 already say as much (VEC 0, DIV 1: no hint): a hint replaces what the compiler inferred. The claims
 sit on the 1-D offset terms (offs * stride) before they are broadcast: true in either orientation (a
 unit-stride term starts each run at a multiple of its block), and Triton carries a term's divisibility
-onto the dim that broadcasting adds. Session 12 claimed [VEC, 1] on the broadcast terms instead, whose 1
-on the added dim Triton 3.6 kept: it compiled no asynchronous copy there (session 13, run 5, hint_ab.py),
-where the 1-D form gives 4- and 8-byte ones. On the H100 with Triton 3.6 the 1-D form,
-each at its best of six configs (session 13, run 6, notes/experiments/hint_form.py), ran 110x2068x1253
-18.2 -> 11.1 us, 1724x182x4786 66.1 -> 53.9, 1000x1004x1012 19.0 -> 12.2, and 150x5938x3242 83.5 -> 89.3.
+onto the dim that broadcasting adds; [VEC, 1] claims on the broadcast terms compiled no asynchronous copy
+(design.md: alignment-hints).
 """
 import triton
 import triton.language as tl
@@ -82,8 +79,7 @@ def gemm_kernel(
     for k in range(first, last):
         # Masked lanes read 0, which adds nothing to the dot product: edge tiles need no padding.
         # Masking every step measured faster than wrapping edge rows onto valid ones and masking
-        # only the last K step: 1.0-6x on unaligned and x @ W.T shapes, and within 5% on aligned
-        # squares (notes/experiments/pointer_ab.py, session 3).
+        # only the last K step (design.md: pointer-masks).
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
         b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)

@@ -11,15 +11,14 @@ for a deeper pipeline (128x256 fp16 tiles get 4 stages instead of 3).
 C_DESC false: C's rows are not 16-byte aligned (N odd, say) or C is a transposed view, which TMA
 cannot write, and c is C's pointer: each tile is stored through pointers, masked at the edges, in
 place of staging C in an aligned buffer and copying it out after the kernel (a launch and C's
-bytes twice: 1023x1025x1027 bf16 spent 9.1 us in copies to the kernel's 8.3, session 17 run 1).
+bytes twice; design.md: c-through-pointers).
 
 SHIFT: the last tile of each row and column of tiles starts where it ends at C's edge (rounded up to a
 multiple of 16 elements, so a box starts 16-byte aligned), not at its grid position, wherever C has more
 rows (columns) than a tile. It overlaps the tile before it instead of reaching past the operands' ends,
-which TMA fills with zeros at the cost of a read or more (session 22, run 9: one 64x64x128 config ran
-12x5120x5120 in 32.1 us, 52x5120x5120 in 24.0). The shared rows are computed again from the same operands
-in the same order, bit for bit the same (compared on the H100 in session 23's run 1 and by
-tests/test_plan.py); a C stored through pointers stores each element once, a C stored through its
+which TMA fills with zeros at the cost of a read or more (design.md: tma-shift). The shared rows are
+computed again from the same operands in the same order, bit for bit the same (tests/test_plan.py); a C
+stored through pointers stores each element once, a C stored through its
 descriptor stores them twice, the same bits.
 
 SPLIT_K > 1: each tile runs as SPLIT_K units, one contiguous slice of its K steps each, and a unit
@@ -27,8 +26,7 @@ stores its fp32 partial sums, without the epilogue, through pointers into rows [
 of c, the contiguous (SPLIT_K, M, N) workspace that kernels/split_k.py then adds up in slice order with the
 epilogue (deterministic: no atomics). Units run slice-major: those that run at once are neighbouring tiles
 at the same K, sharing their A and B tiles in L2 as whole tiles do. (Stream-K, whose programs work at
-unrelated K positions, lost in sessions 6 and 13: 0.53x cuBLAS at 1057x8192x8192 against 0.75 for whole
-tiles; lost L2 sharing was the guess there, not measured.)
+unrelated K positions, lost: design.md, dead ends.)
 For products whose tiles leave most SMs idle while K is long (config_space.tma_split_for).
 
 PRESPLIT (float32 in tf32x3): A and B arrive split into TF32 high parts and remainders
@@ -39,7 +37,7 @@ tl.dot's own "tf32x3" splits every tile it loads, in registers. A tile's rows pa
 remainders, which only reach C's rows past M, and the store clips those. Each step's sum starts
 from zero and is added to the accumulator in fp32 arithmetic: Hopper's tensor cores truncate as
 they accumulate, and a tensor-core sum over all of K had 25x the error (2.9e-5 at 4096^3; every
-256 of K: 1.9e-6; every step: 3.0e-7, against SGEMM's 1.2e-6; session 5, runs 2-4). Inf and NaN:
+256 of K: 1.9e-6; every step: 3.0e-7, against SGEMM's 1.2e-6; design.md: tf32x3-step-sum). Inf and NaN:
 copy.py gives every operand of magnitude 2**-102 or more a nonzero remainder of its sign, so a
 remainder times an Inf is an Inf of the sign IEEE gives that term, never 0 * Inf = NaN.
 """
@@ -129,7 +127,7 @@ def gemm_tma_kernel(
 
 
 def fit_descriptors(nargs: dict) -> None:
-    """Sets each descriptor's block to the config's tile, before each launch (plan.Product.run)."""
+    """Sets each descriptor's block to the config's tile, before each launch (launch.launch_step)."""
     BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
     nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
     nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]

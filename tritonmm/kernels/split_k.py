@@ -24,7 +24,7 @@ def split_k_reduce_kernel(
     ws_ptrs = ws_ptr + offs_m[:, None] * N + offs_n[None, :]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for s in tl.static_range(SPLIT_K):
-        # s * M * N stays in int32: the planner splits only products of few tiles (plan.py).
+        # s * M * N stays in int32: the planner splits only products of few tiles (product.py).
         acc += tl.load(ws_ptrs + s * M * N, mask=mask, other=0.0)
     let_next_kernel_start(PDL)
     acc = epilogue(acc, bias_ptr, scale_a_ptr, scale_b_ptr, offs_m, offs_n, M, N, stride_bias_m, stride_bias_n,

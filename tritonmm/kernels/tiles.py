@@ -20,15 +20,11 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
-# Programmatic dependent launch (PDL, Hopper and later; plan.PDL): a kernel launched with launch_pdl=True may be
+# Programmatic dependent launch (PDL, Hopper and later; launch.pdl): a kernel launched with launch_pdl=True may be
 # scheduled before the kernel before it in the stream has ended, once every program of that one has let it
 # (let_next_kernel_start) or ended. Each kernel that tritonmm launches so waits first thing (wait_for_previous_kernel),
-# and lets the next start after its main loop. Session 25 (notes/experiments/pdl_ab.py, bf16, graph replay over
-# operands rotated past the L2, x cuBLAS, off -> on, run 3): 256^3 0.93 -> 1.05, 768^3 0.89 -> 0.92, 64x4096x4096
-# x @ W.T 0.97 -> 0.99, 1023x1025x1027 (staged) 1.73 -> 1.80; products of 20 us or more within 1% (runs 3 and 8).
-# Letting the next kernel start first thing instead (run 2) lost 16% at 3000x3008x3000 and 12% at 1856x1136x1904,
-# where the running kernel leaves SMs idle and the next kernel's programs then wait on them through its whole run
-# (how that slows it was not measured).
+# and lets the next start after its main loop; letting it start first thing instead lost where the running kernel
+# leaves SMs idle (design.md: pdl).
 
 
 @triton.jit
@@ -51,7 +47,7 @@ def let_next_kernel_start(PDL: tl.constexpr):
 # (a linear layer's (N,) bias, strides (0, 1)), "column" one per row, "matrix" anything else.
 # Vectors are loaded as vectors: a BLOCK_M x BLOCK_N bias tile costs a shared-memory layout
 # conversion as large as the tile (64 KB for 128x256 bf16), which left a 4-stage 128x256 config
-# 262176 bytes of shared memory to ask for on the H100 (limit 232448; session 3's first run).
+# 262176 bytes of shared memory to ask for on the H100 (limit 232448; design.md: vector-bias).
 BIAS_KINDS = ("none", "row", "column", "matrix")
 
 

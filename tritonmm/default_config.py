@@ -1,0 +1,41 @@
+"""The default config: chosen from the shape and the device's facts, with no timing. It is what a product
+runs with until the tuner has timed its shape (tuning.py), so a new shape's first call benchmarks nothing
+(design.md: no-tuning-stall)."""
+import triton
+
+from . import config_space
+
+
+def one_row(M, N, Z, num_sms, k_contiguous: bool):
+    """The default config for a product of one row of C per batch entry, B contiguous along K:
+    the one-row kernel when its programs (BLOCK_N columns each) cover every SM; None otherwise (few
+    columns and long K, which the tensor-core tiles split over K; or B contiguous along N)."""
+    if M != 1 or not k_contiguous:
+        return None
+    cfg = config_space.gemv_space()[0]
+    return cfg if Z * config_space.cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
+
+
+def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
+              can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
+    """The default config of a product of M x N x K on a device of num_sms SMs and smem_limit bytes of shared
+    memory a block: among the family's configs that fit, the largest tile that still gives every SM a tile (on
+    the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA kernel, a short tile for products of few
+    rows), split over K where the tiles cannot fill the SMs and ``can_split``."""
+    space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
+    if tma:  # products of few rows: short tiles alone, as measured (design.md: short-tiles)
+        space_ = config_space.short(config_space.family(dtype, precision, split_operands), M) or space_
+    kept, _ = config_space.prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
+    kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= config_space.POINTER_MAX_TILE
+                                       and not config_space.tma_only(c))] or kept
+    kept = kept or space_[-1:]
+
+    def score(c):
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        tiles = config_space.cdiv(M, bm) * config_space.cdiv(N, bn)
+        return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
+
+    best = max(kept, key=score)
+    split = config_space.split_of(best, M, N, K, num_sms) if can_split else 1
+    return best if split == 1 else config_space.make_config(num_warps=best.num_warps, num_stages=best.num_stages,
+                                                            **dict(best.kwargs, SPLIT_K=split))

@@ -1,0 +1,50 @@
+"""Launching one kernel step: directly on real tensors, through wrap_triton under torch.compile's
+tracing, not at all on fake tensors in the CPU interpreter; with the launch options the step asks for."""
+import torch
+
+from . import thresholds, validation
+from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
+
+
+def capturing(t: torch.Tensor) -> bool:
+    """Whether t's device stream is being captured into a CUDA graph now."""
+    return t.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+
+
+def pdl(facts, traced: bool) -> bool:
+    """Whether a product's launches use programmatic dependent launch: on Hopper (facts.tma), on real
+    tensors (traced launches take no such option), compiled (not in the interpreter). design.md: pdl."""
+    return facts.tma and not traced and not validation.interpreting() and thresholds.for_device(facts).pdl
+
+
+def options(use_pdl: bool, num_warps: int, num_stages: int | None = None) -> dict:
+    """A launch's options: its warps and stages, and launch_pdl where the kernel waits for its predecessor."""
+    opts = dict(num_warps=num_warps) if num_stages is None else dict(num_warps=num_warps, num_stages=num_stages)
+    if use_pdl:
+        opts["launch_pdl"] = True
+    return opts
+
+
+class _NoLaunch:
+    """A kernel that is not launched: on fake tensors in the CPU interpreter, where no tracer
+    can see a kernel and a fake implementation needs only the output's shape."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: None
+
+
+def launcher(kernel, traced: bool):
+    """How to launch ``kernel``: directly on real tensors; through wrap_triton on fake ones, so
+    torch.compile records it (triton_op's tracing sees only wrapped kernels)."""
+    if not traced:
+        return kernel
+    return _NoLaunch() if validation.interpreting() else torch.library.wrap_triton(kernel)
+
+
+def launch_step(step, traced: bool = False):
+    """Launches one of Product.steps' (kernel, grid, args, constants, launch options), a TMA kernel's descriptors
+    fitted to its tile first; returns Triton's compiled kernel (None in the interpreter or under tracing)."""
+    kernel, grid, args, constants, opts = step
+    if kernel is gemm_tma_kernel:
+        fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
+    return launcher(kernel, traced)[grid](*args, **constants, **opts)

@@ -1,0 +1,81 @@
+"""The planner's entry: ``product(a, b, ...)`` computes act(a @ b + bias) for 2-D operands (FP8 ones
+with their scales), or for 3-D ones a batch of products in one launch, on the operands' device.
+
+A product seen before relaunches from the launch cache (relaunch.py). Otherwise Product (product.py)
+plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
+config unless one is pinned, launch.py launches each step, and the launches are cached. Callers check
+arguments first (validation.py; ops.py, library.py, override.py). Under torch.compile the same code runs
+on fake tensors (library.py registers it through torch.library.triton_op): nothing is benchmarked, and
+launches go through wrap_triton.
+"""
+import torch
+
+from . import device, relaunch, tuning, validation
+from .product import Product
+
+
+def product(a, b, *, precision: str, bias=None, activation: str = "none", out=None, config=None,
+            scales=(None, None), out_dtype=None):
+    """act(a @ b + bias) into out (allocated when None, of out_dtype or a's dtype) and returned.
+    a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch
+    (a batch stride of 0 broadcasts an operand). FP8 operands come with ``scales`` (scale_a,
+    scale_b) applied to the fp32 accumulator. ``precision`` as precision.resolve_precision gives it;
+    ``config`` a pinned triton.Config or None. Arguments are assumed checked (validation.py)."""
+    key = None
+    if config is None and not validation.traced(a):
+        key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype)
+        done = relaunch.launch(relaunch.cached(key), a, b, out, bias, scales, out_dtype)
+        if done is not None:
+            return done
+    if out is None:
+        out = new_out(a, b, out_dtype)
+    if out.numel() == 0:
+        return out
+    if a.shape[-1] == 0:  # an empty sum: the epilogue alone
+        return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
+    with device.on_device(a.device):
+        plan = Product(a, b, out, precision, bias, activation, scales)
+        if config is None and plan.differs_when_captured and plan.can_benchmark and tuning.enabled():
+            # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
+            # can be tuned: tuned now.
+            tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
+        cfg = config or tuning.choose_config(plan)
+        launched = plan.run(cfg)
+        ready = plan.compiled(launched) if key is not None else None
+    if ready is not None:
+        relaunch.remember(key, ready, plan, cfg, a, b, out)
+    return out
+
+
+def new_out(a, b, out_dtype=None) -> torch.Tensor:
+    """An uninitialized result for a @ b: a's leading dims and b's last, of out_dtype or a's dtype.
+    (new_empty: torch.empty's parsing of dtype and device costs 0.7 us more on the host.)"""
+    shape = (*a.shape[:-1], b.shape[-1])
+    return a.new_empty(shape) if out_dtype is None else a.new_empty(shape, dtype=out_dtype)
+
+
+def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
+    """The fused epilogue in torch ops (for K = 0, and the activation of autograd's forward)."""
+    if bias is not None:
+        z = z + bias
+    if activation == "relu":
+        return torch.relu(z)
+    if activation in ("gelu", "gelu_tanh"):
+        return torch.nn.functional.gelu(z, approximate="tanh" if activation == "gelu_tanh" else "none")
+    if activation == "silu":
+        return torch.nn.functional.silu(z)
+    return z
+
+
+def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None,
+           captured: bool = False):
+    """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
+    (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", or either
+    with "+staged" when operands are copied first. FP8 products need their scales and out_dtype (a's
+    dtype when None), as product takes them: both are part of the tuning key, and other ones name
+    another product, whose config is looked up (and, where tuning is on and nothing is cached, tuned)
+    instead."""
+    out = new_out(a, b, out_dtype)
+    with device.on_device(a.device):
+        plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
+        return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "")

@@ -1,0 +1,380 @@
+"""One product's plan: its kernel path, staged operands, arguments and launches under any config, and
+what the tuner keys and chooses among (Product). rules.py decides the path and the copies; staging.py
+makes the copies; launch.py launches each step; tuning.py picks the config; planner.py is the entry.
+"""
+import torch
+import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from . import cache, config_space, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
+from .config_space import cdiv
+from .kernels.gemm import gemm_kernel
+from .kernels.gemm_tma import gemm_tma_kernel
+from .kernels.gemv import gemv_kernel
+from .kernels.split_k import split_k_reduce_kernel
+from .layout import hint
+from .precision import FP8_DTYPES
+
+
+class Product:
+    """One product: act(A @ B + bias) into C, for 2-D operands or a batch of 3-D ones. Holds its
+    kernel path, arguments and grid, ready to run under any config: the TMA kernel (operands
+    staged into aligned buffers where needed), or the pointer kernel, split over K where the
+    config says so."""
+
+    def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
+                 captured=None):
+        self.traced = validation.traced(a)
+        # The caller's operands: what the one-row kernel reads. The others read self.a, self.b (staged
+        # copies where the path needs them); every kernel writes self.out.
+        self.given = (a, b)
+        # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
+        self.captured = (not self.traced and launch.capturing(a)) if captured is None else captured
+        self.batched = a.dim() == 3
+        self.Z = a.shape[0] if self.batched else 1
+        self.M, self.K = a.shape[-2:]
+        self.N = b.shape[-1]
+        self.dtype, self.precision, self.device = a.dtype, precision, a.device
+        self.facts = device.facts(a.device)
+        self.th = thresholds.for_device(self.facts)
+        self.layout = layout.layout(a) + layout.layout(b) + ("b" if self.batched else "")
+        self.scales = scales  # FP8 products' (scale_a, scale_b), or (None, None)
+        self.constants = dict(
+            BIAS=layout.bias_kind(bias, self.M, self.N), ACTIVATION=activation,
+            SCALE_A=layout.scale_kind(scales[0], "row"), SCALE_B=layout.scale_kind(scales[1], "column"),
+            # tl.dot's input_precision; 16-bit products ignore it.
+            INPUT_PRECISION=precision if precision in ("ieee", "tf32x3") else "tf32",
+            UPCAST=a.dtype in (torch.bfloat16, *FP8_DTYPES) and validation.interpreting(),
+            PDL=launch.pdl(self.facts, self.traced),
+        )
+        self.bias, self.out = bias, c
+        # The bias as a broadcast (M, N) view: a linear layer's (N,) bias has strides (0, 1).
+        self.bias_strides = bias.expand(self.M, self.N).stride() if bias is not None else (0, 0)
+        # Copies made before the kernel: a function per operand (None: read as it is). A relaunch of
+        # this product repeats them (relaunch.py).
+        self.stagers = [None, None]
+        # tf32x3 on the TMA kernel splits the operands into TF32 parts once, before it runs
+        # (kernels/gemm_tma.py, PRESPLIT), where that pays (rules.presplit).
+        self.presplit = precision == "tf32x3" and self._tma_candidate() and \
+            rules.presplit(self.facts, self.M, self.N, self.K, self.captured)
+        if self.presplit:
+            self.stagers = [staging.split_a, staging.split_b]
+            self.constants["INPUT_PRECISION"] = "tf32"  # each of the three products
+        elif self.facts.tma and (precision in ("tf32", "tf32x3") or a.dtype in FP8_DTYPES) \
+                and not self.batched:
+            self.stagers = staging.k_major_stagers(a, b)
+        a, b = staging.stage(self.stagers, a, b, self.traced)
+        self.a, self.b = a, b
+        self.path, self.kernel = "pointer", gemm_kernel
+        # Whether this plan is one only a CUDA graph runs: captured, and on the TMA kernel or staged
+        # operands where an eager call of the same product would not be (graph_only).
+        self.graph_only = False
+        if self._tma_candidate():
+            self._try_tma()
+        if self.path == "pointer":
+            if not any(self.stagers):
+                self.stagers = self._pointer_stagers(self.captured)
+                self.graph_only = self.captured and any(self.stagers) and not any(self._pointer_stagers(False))
+                a, b = staging.stage(self.stagers, a, b, self.traced)
+                self.a, self.b = a, b
+                self.layout = layout.layout(a) + layout.layout(b)  # the staged operands' (never a batch)
+            self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
+            self.args = self._pointer_args(a, b, c)
+            self.constants.update(layout.alignment(*self.args[:3], hint(self.M), hint(self.N), hint(a.shape[-1]),
+                                            self.traced))
+
+    def _pointer_stagers(self, captured: bool) -> list:
+        """The copies that let the pointer kernel read the caller's operands 16 bytes at a time
+        (rules.pointer_staging): K-major, K zero-padded to 16 bytes (then both operands, so their K agree);
+        [None, None] where the rule does not stage. Not for batched or traced products; not for float32 or
+        FP8 (not measured; on Hopper TF32 and FP8 operands are staged K-major already)."""
+        if self.batched or self.traced:
+            return [None, None]
+        copy_a, copy_b, _ = rules.pointer_staging(self.facts, *self.given, self.M, self.N, self.K, captured)
+        return [staging.padded_a_copy if copy_a else None, staging.padded_b_copy if copy_b else None]
+
+    def _pointer_args(self, a, b, c) -> tuple:
+        """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views. An
+        unbatched product's batch strides are 0: unsqueeze(0) gives a transposed view a stride of its
+        row count, and one not divisible by 16 would hide the alignment of every load from Triton."""
+        if self.batched:
+            a3, b3, c3 = a, b, c
+        else:
+            a3, b3, c3 = (t.as_strided((1, *t.shape), (0, *t.stride())) for t in (a, b, c))
+        return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, a.shape[-1],  # K, padded where staged
+                *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
+
+    def _staged_bytes(self) -> int:
+        """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
+        return sum(layout.copy_bytes(t) for t in (self.a, self.b) if layout.tma_source(t) is None)
+
+    def _read_bytes(self) -> int:
+        """The narrowest read the pointer kernel would make of the caller's operands (tma_path's read_bytes); one
+        element for other than 16-bit operands, where wide reads were not measured against staging."""
+        return min(map(layout.read_width, self.given)) if self.dtype.itemsize == 2 else self.dtype.itemsize
+
+    @property
+    def differs_when_captured(self) -> bool:
+        """Whether this eager product on the pointer kernel would run otherwise in a CUDA graph: on the TMA
+        kernel, or on staged operands (_pointer_stagers)."""
+        if self.captured or self.path != "pointer":
+            return False
+        return (self._tma_candidate() and rules.tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(),
+                                                   captured=True, read_bytes=self._read_bytes())) or \
+            (not any(self.stagers) and any(self._pointer_stagers(captured=True)))
+
+    def _tma_candidate(self) -> bool:
+        """TMA serves unbatched products of real tensors on Hopper (the size rule: tma_path)."""
+        return self.facts.tma and not self.batched and not self.traced
+
+    def _try_tma(self):
+        """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
+        aligned copy (the caller's tensors are only read); a C that TMA cannot write is stored through
+        pointers. Staged buffers live for the call: memory of up to A and B again (tf32x3's split
+        operands: twice A and B), each row padded to ROW_PAD elements."""
+        a, b, c = self.a, self.b, self.out
+        sources = [layout.tma_source(t) for t in (a, b)]
+        staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
+        if not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured, read_bytes):
+            return
+        self.graph_only = self.captured and not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False,
+                                                         read_bytes)
+        # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here.
+        copies = [staging.aligned_copy if source is None else None for source in sources]
+        a, b = staging.stage(copies, a, b)
+        self.stagers = [new or old for new, old in zip(copies, self.stagers)]
+        self.a, self.b = a, b
+        (_, a_t), (_, b_t) = layout.tma_source(a), layout.tma_source(b)
+        self.path, self.kernel = "tma", gemm_tma_kernel
+        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
+                              C_DESC=layout.c_descriptor(c), SPLIT_K=1, SHIFT=self.th.tma_shift)
+        self.args = self._tma_args(a, b, c, self.bias, *self.scales)
+
+    def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
+        """The TMA kernel's arguments for C = A @ B (C's rows: M). Placeholder descriptor blocks;
+        fit_descriptors sets each config's tile before launch."""
+        descs = [TensorDescriptor.from_tensor(layout.tma_source(t)[0], [16, 16]) for t in (a, b)]
+        c_arg = TensorDescriptor.from_tensor(c, [16, 16]) if self.constants["C_DESC"] else c
+        return (*descs, c_arg, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides, *c.stride())
+
+    @property
+    def staged(self) -> bool:
+        """Whether operands are copied for this product (its memory cost: those copies), under
+        every config but the one-row kernel's, which reads the caller's tensors."""
+        return any(self.stagers)
+
+    @property
+    def can_split(self) -> bool:
+        """Split-K runs on the pointer kernel and on the TMA kernel (not on operands split into TF32 parts),
+        for unbatched products, outside tracing (a compiled graph keeps one launch per product)."""
+        return not self.batched and not self.traced and not self.presplit
+
+    def split(self, cfg: triton.Config) -> int:
+        """Slices of K this config runs with here: 1 for a SPLIT_K pinned where it cannot apply,
+        and where the workspace would pass 2**31 elements (split_k.py offsets it in int32)."""
+        split = config_space.split_k(cfg) if self.can_split and not config_space.is_gemv(cfg) else 1
+        return split if split * hint(self.M) * hint(self.N) < 2 ** 31 else 1
+
+    def launches(self, cfg: triton.Config) -> int:
+        """Kernel launches of one call under cfg (its staging copies aside): split-K's two passes, a
+        wave-tail split's two launches, or one."""
+        return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
+
+    def grid(self, meta, split: int = 1, rows=None):
+        """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
+        tiles = cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * cdiv(self.N, meta["BLOCK_N"])
+        return (min(tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
+
+    def tail_rows(self, cfg: triton.Config) -> int:
+        """Where cfg asks for a wave-tail split (config_space.tail_rows) and this product can take
+        one (the TMA path, operands not split into TF32 parts): the rows the first launch covers; else 0."""
+        if not config_space.tail(cfg) or self.path != "tma" or self.presplit:
+            return 0
+        return config_space.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
+
+    def row_ranges(self, cfg: triton.Config):
+        """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
+        rows = self.tail_rows(cfg)
+        return ((0, rows), (rows, self.M)) if rows else None
+
+    def _tma_rows(self, r0: int, r1: int, cfg: triton.Config):
+        """The TMA kernel's launch over rows [r0, r1) of the product under cfg, with descriptors of its own."""
+        tile = config_space.kernel_params(cfg)
+        return (gemm_tma_kernel, self.grid(tile, rows=r1 - r0),
+                self._tma_args(*layout.row_views(r0, r1, self.a, self.b, self.out, self.bias, *self.scales)),
+                dict(self.constants, **tile), launch.options(self.constants["PDL"], cfg.num_warps, cfg.num_stages))
+
+    def _epilogue(self) -> dict:
+        """The epilogue's constants (scales, bias, activation), for kernels that take no others."""
+        return {k: self.constants[k] for k in ("BIAS", "ACTIVATION", "SCALE_A", "SCALE_B")}
+
+    def steps(self, cfg: triton.Config) -> list:
+        """The launches of this product under cfg: (kernel, grid, args, constants, launch options), in order."""
+        options = launch.options(self.constants["PDL"], cfg.num_warps, cfg.num_stages)
+        if config_space.is_gemv(cfg):  # the caller's operands and out, as they are (self.staged: not for it)
+            tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
+            grid = (self.Z * self.M * cdiv(self.N, tile["BLOCK_N"]),)
+            return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out),
+                     dict(self._epilogue(), **tile, PDL=self.constants["PDL"]), options)]
+        ranges = self.row_ranges(cfg)
+        if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
+            (r0, r1), (r2, r3) = ranges
+            return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, config_space.tail_config(r3 - r2, self.N, self.facts.num_sms))]
+        split = self.split(cfg)
+        tile = config_space.kernel_params(cfg)
+        if split == 1:
+            return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
+        # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
+        # with the epilogue. The workspace is (split, M, N) fp32: split-K serves products of few
+        # tiles only (on the pointer kernel M*N at most num_sms/2 tiles of 64x64 under the tuner's
+        # rule; on the TMA kernel a workspace of at most a tenth of the operands' bytes).
+        a3, b3 = self.args[0], self.args[1]
+        ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
+        plain = {k: "none" for k in self._epilogue()}
+        if self.path == "tma":  # the slices' units, then the sum; the workspace is stored through pointers
+            first = (gemm_tma_kernel, self.grid(tile, split),
+                     (a3, b3, ws, None, None, None, self.M, self.N, self.K, 0, 0, self.N, 1),
+                     dict(self.constants, **tile, **plain, SPLIT_K=split, C_DESC=False), options)
+        else:
+            first = (gemm_kernel, self.grid(tile, split),
+                     (a3, b3, ws, None, None, None, self.M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
+                      *ws.stride(), 0, 0),
+                     dict(self.constants, **tile, **plain, SPLIT_K=split, VEC_C=layout.vec_hint(ws)), options)
+        second = (split_k_reduce_kernel, (cdiv(self.M, 32), cdiv(self.N, 128)),
+                  (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
+                  dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, PDL=self.constants["PDL"], **self._epilogue()),
+                  launch.options(self.constants["PDL"], 4))
+        return [first, second]
+
+    def run(self, cfg: triton.Config) -> list:
+        """Launches under ``cfg``; returns the launches as
+        (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
+        return [(launch.launch_step(step, self.traced), step) for step in self.steps(cfg)]
+
+    def compiled(self, launched):
+        """What fast_launch needs to relaunch the launches run() made (its staging copies are
+        repeated by relaunch.py), or None where a call must re-plan: tracing or graph capture."""
+        if any(compiled is None for compiled, _ in launched) or not self.can_benchmark:
+            return None
+        launches = []
+        for compiled, (kernel, grid, args, constants, _) in launched:
+            named = {**dict(zip(kernel.arg_names, args)), **constants}
+            # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
+            tensors = 5 if kernel is split_k_reduce_kernel else 6
+            descriptors = args[:2 + constants["C_DESC"]] if kernel is gemm_tma_kernel else None
+            launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
+                                                 descriptors))
+        return launches
+
+    @property
+    def can_benchmark(self) -> bool:
+        """Tuning times kernels: never on fake tensors or inside CUDA-graph capture."""
+        return not self.traced and not (self.device.type == "cuda" and torch.cuda.is_current_stream_capturing())
+
+    @property
+    def operand_bytes(self) -> int:
+        """Bytes of one operand element in shared memory: float32's two TF32 parts when split."""
+        return self.dtype.itemsize * (2 if self.presplit else 1)
+
+    def space(self) -> list:
+        """The config space of this product's family (config_space.family)."""
+        return config_space.configs(self.dtype, self.precision, self.presplit)
+
+    def prune(self, cfgs):
+        return config_space.prune(cfgs, hint(self.M), hint(self.N), hint(self.K), self.operand_bytes,
+                                  self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
+                                  self.out.element_size())
+
+    @property
+    def _b_k_contiguous(self) -> bool:
+        """Whether the caller's B (which the one-row kernel reads, not a staged copy) runs along K
+        (x @ W.T: a weight's rows), the one-row kernel's best case."""
+        return self.given[1].stride(-2) == 1
+
+    def candidates(self) -> list:
+        """The configs tuning times: the family's space (its TMA-only tiles on that kernel only, the tall one
+        where N leaves a wide tile's last column mostly empty; its narrow tiles for products of few tiles),
+        pruned, with wave-tail (TMA, 16-bit) and split-K variants where they apply, on the TMA kernel its short
+        tiles for products of few rows, and for one-row products the one-row kernel's configs."""
+        family = config_space.family(self.dtype, self.precision, self.presplit)
+        kept, _ = self.prune([c for c in self.space() if self._tall_offered or not config_space.tuned_tma_only(c)])
+        # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
+        kept += self.prune(config_space.narrow(family, hint(self.M), hint(self.N), self.facts.num_sms))[0]
+        if self.path == "tma":
+            if family == "16bit":  # split TF32 operands are float32: never this family
+                kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
+            if self.can_split:
+                kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, self.facts.num_sms)
+            # After the split variants: short tiles stream the weight whole (split, they lost; design.md: short-tiles).
+            return kept + self.prune(config_space.short(family, hint(self.M)))[0]
+        if self.can_split:
+            kept = config_space.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
+        if hint(self.M) == 1 and self._b_k_contiguous:
+            kept += self.prune(config_space.gemv_space())[0]
+        return kept
+
+    def heuristic(self) -> triton.Config:
+        """The default config (default_config.py): what this product runs with until its shape is tuned."""
+        one_row = default_config.one_row(hint(self.M), hint(self.N), hint(self.Z), self.facts.num_sms,
+                                         self._b_k_contiguous)
+        if one_row is not None:
+            return one_row
+        return default_config.heuristic(hint(self.M), hint(self.N), hint(self.K), self.dtype, self.precision,
+                                        max(1, self.facts.num_sms // hint(self.Z)), self.operand_bytes,
+                                        self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
+                                        self.can_split and self.path == "pointer", self.out.element_size(),
+                                        self.presplit)
+
+    @property
+    def tuning_key(self) -> tuple:
+        """What the best config depends on; shapes as buckets, so nearby shapes share a config."""
+        return (self.facts.name, self.dtype, self._key_precision, self.path, self._key_layout, self.epilogue,
+                *config_space.tuning_shape(hint(self.M), hint(self.N), hint(self.K)))
+
+    def cache_key(self) -> str:
+        """tuning_key as the disk cache spells it."""
+        return cache.make_key(self.facts.name, self.dtype, self._key_precision, self.path, self._key_layout + self.epilogue,
+                        hint(self.M), hint(self.N), hint(self.K))
+
+    @property
+    def _key_layout(self) -> str:
+        """The operands' layout as keys spell it: with the pointer kernel's read widths (loads), '+c' where the
+        TMA kernel stores C through pointers (C_DESC), '+t' where the tuner times the tall tile, and '~graph'
+        for a plan only CUDA graphs run (graph_only): tuned for graph replay alone (tuning.rank), it keys apart
+        from eager products of the same path and layout, which pay each launch's host time."""
+        return self.layout + self.loads + ("" if self.constants.get("C_DESC", True) else "+c") + \
+            ("+t" if self._tall_offered else "") + ("~graph" if self.graph_only else "")
+
+    @property
+    def _tall_offered(self) -> bool:
+        """Whether candidates() holds the tall tile (config_space.tall_tile_serves: decided by the exact N,
+        which the key's N bucket does not tell apart)."""
+        return self.path == "tma" and config_space.tall_tile_serves(hint(self.N))
+
+    @property
+    def loads(self) -> str:
+        """'' where A and B allow the pointer kernel 16-byte reads (and on the TMA path), else
+        '@{bytes of A}.{bytes of B}', the widest reads their alignment allows (what the compiler makes of
+        the hints differs by Triton version: gemm_kernel's docstring): the best config differs with them."""
+        if self.path != "pointer" or self.traced:
+            return ""
+        wa, wb = (layout.load_bytes(t, self.constants[v]) for t, v in zip(self.args[:2], ("VEC_A", "VEC_B")))
+        return "" if wa == wb == 16 else f"@{wa}.{wb}"
+
+    @property
+    def _key_precision(self) -> str:
+        """The precision as keys spell it: split tf32x3 products have a space of their own."""
+        return config_space.family(self.dtype, self.precision, self.presplit) if self.presplit else self.precision
+
+    @property
+    def epilogue(self) -> str:
+        """'' for a plain product, else '+bias kind+activation' (and FP8's scale kinds and output
+        dtype): the epilogue's registers and shared memory move the best config, and can make one
+        that fits without it too large."""
+        bias, act = self.constants["BIAS"], self.constants["ACTIVATION"]
+        plain = "" if bias == act == "none" else f"+{bias}+{act}"
+        if self.dtype not in FP8_DTYPES:
+            return plain
+        return f"{plain}+scale-{self.constants['SCALE_A']}-{self.constants['SCALE_B']}+{str(self.out.dtype)[6:]}"
+
+

@@ -1,0 +1,86 @@
+"""The planner's rules, in one place: which kernel a product takes and which operands are copied
+first. Each reads the device's facts and its row of thresholds.py; each threshold cites its decision
+in docs/design.md.
+
+    tma_path         the TMA kernel (Hopper) or the pointer kernel (design.md: tma-threshold, few-tiles,
+                     staging-intensity, eager-staging)
+    pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
+                     (design.md: pointer-staging, pointer-staging-4-byte)
+    presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
+    runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
+                     opaque-operator)
+"""
+from . import config_space, device, layout, thresholds
+from .config_space import cdiv
+
+
+def few_tiles(facts, M, N) -> bool:
+    """Whether a product has so few 64x64 tiles per SM that the pointer kernel and split-K serve it."""
+    return cdiv(M, 64) * cdiv(N, 64) <= thresholds.for_device(facts).few_tiles_per_sm * facts.num_sms
+
+
+def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_bytes: int = 2) -> bool:
+    """The TMA kernel on Hopper for products of more than one row whose tiles fill the GPU, when large
+    (aligned operands; ``captured``: launched into a CUDA graph, where large starts lower), or when
+    compute-bound enough to pay for staging what TMA cannot read (``staged_bytes``: what the copies move,
+    0 when none is needed; ``read_bytes``: the narrowest read the pointer kernel would make instead)."""
+    th = thresholds.for_device(facts)
+    macs = M * N * K
+    if not facts.tma or M < th.tma_min_rows or few_tiles(facts, M, N):
+        return False
+    if staged_bytes:  # unaligned rows: the pointer kernel is slow on narrow reads, so intensity decides (and host time)
+        bar = th.stage_min_macs_per_byte_wide_reads if read_bytes >= th.wide_read_bytes else th.stage_min_macs_per_byte
+        return macs >= bar * staged_bytes and (captured or macs >= th.stage_eager_min_macs)
+    return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
+
+
+def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
+    """(copy A, copy B, pad K): which of a product's 16-bit operands the pointer kernel reads from K-major
+    copies whose K is zero-padded to 16 bytes, because it would read them at most
+    pointer_stage_max_load_bytes at a time; (False, False, False) where the rule does not stage. For
+    unbatched real 16-bit products of more than one row; eagerly only from stage_eager_min_macs (a copy's
+    launch is host time). Reads of async_copy_min_bytes or more are staged only where the copies pay."""
+    th = thresholds.for_device(facts)
+    none = (False, False, False)
+    if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= th.stage_eager_min_macs):
+        return none
+    widths = layout.read_width(a), layout.read_width(b)
+    if min(widths) > th.pointer_stage_max_load_bytes:
+        return none
+    pad = K % (16 // a.element_size()) != 0
+    copy_a, copy_b = pad or widths[0] < 16, pad or widths[1] < 16
+    if min(widths) >= th.async_copy_min_bytes:  # asynchronous reads: staged only where the copies pay
+        moved = sum(layout.copy_bytes(t) for t, c in ((a, copy_a), (b, copy_b)) if c)
+        if moved > th.pointer_stage_small_bytes and M * N * K < th.pointer_stage_min_macs_per_byte * moved:
+            return none
+    return copy_a, copy_b, pad
+
+
+def presplit(facts, M, N, K, captured: bool) -> bool:
+    """Whether a tf32x3 product on the TMA kernel splits its operands into TF32 parts before it runs
+    (12 bytes moved per element of A and B: read 4, write both parts), rather than every tile as loaded."""
+    th = thresholds.for_device(facts)
+    return tma_path(facts, M, N, K, 0, captured) and M * N * K >= th.tf32x3_split_min_macs_per_byte * 12 * (M + N) * K
+
+
+def runs_opaque(a, b) -> bool:
+    """Whether a traced product goes into the graph as the opaque eager_product, to be planned when
+    the graph runs: where product(a, b) on real tensors like these would take the TMA path, or could
+    split K over few tiles (split-K's second launch and workspace are the planner's). Read from strides
+    and storage offsets, which fake tensors have; sizes as their example values under dynamic shapes
+    (the choice only moves speed). C, a new (M, N) tensor, is never staged (the TMA kernel stores rows
+    it cannot write through pointers)."""
+    hint = layout.hint
+
+    def staged_bytes(t):
+        size = t.element_size()
+        row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
+        aligned = hint(row) * size % 16 == 0 and hint(t.storage_offset()) * size % 16 == 0
+        return 0 if aligned else 2 * hint(t.shape[0]) * hint(t.shape[1]) * size
+    if a.dim() != 2:
+        return False
+    M, K, N = hint(a.shape[0]), hint(a.shape[1]), hint(b.shape[1])
+    facts = device.facts(a.device)
+    if few_tiles(facts, M, N):
+        return config_space.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
+    return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))

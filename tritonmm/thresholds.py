@@ -1,0 +1,89 @@
+"""The planner's thresholds, as data: one row per GPU architecture.
+
+Each field names the decision in docs/design.md that holds the measurement behind its value. The
+rules that read them (rules.py, staging.py, product.py, tuning.py) combine them with the device's own
+facts (device.py: SMs, shared memory, L2), so a row holds only what had to be measured.
+
+Experiments and tests force a path by overriding fields for every device:
+
+    with tritonmm.thresholds.override(tma_min_macs=0, few_tiles_per_sm=0):   # the TMA kernel at any size
+        ...
+
+or, in pytest, ``monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 0)``. Launches cached under
+other values are never reused (relaunch.launch_key keys on OVERRIDES).
+"""
+import contextlib
+from typing import NamedTuple
+
+
+class Thresholds(NamedTuple):
+    # Multiply-adds from which aligned products take the TMA kernel (design.md: tma-threshold).
+    tma_min_macs: float = 2 ** 31
+    # Inside CUDA-graph capture the TMA bar is this many times lower (design.md: captured-tma-threshold).
+    captured_tma_divisor: float = 8
+    # Operands TMA cannot read are staged where the product does this many multiply-adds per staged byte
+    # (design.md: staging-intensity), or this many where the pointer kernel would read WIDE_READ_BYTES at a
+    # time (design.md: staging-wide-reads).
+    stage_min_macs_per_byte: float = 16
+    wide_read_bytes: int = 8
+    stage_min_macs_per_byte_wide_reads: float = 50
+    # Eager calls stage only products of at least this many multiply-adds (design.md: eager-staging).
+    stage_eager_min_macs: float = 2 ** 31
+    # The pointer kernel's 16-bit operands read at most this many bytes at a time are copied K-major
+    # (design.md: pointer-staging); reads narrower than async_copy_min_bytes are no cp.async.
+    pointer_stage_max_load_bytes: int = 4
+    async_copy_min_bytes: int = 4
+    # 4-byte reads are staged where the copies pay (design.md: pointer-staging-4-byte).
+    pointer_stage_min_macs_per_byte: float = 16
+    pointer_stage_small_bytes: int = 2 ** 22
+    # tf32x3 on the TMA kernel splits its operands first from this intensity (design.md: tf32x3-presplit).
+    tf32x3_split_min_macs_per_byte: float = 100
+    # Products of at most this many 64x64 tiles per SM take the pointer kernel and split-K (design.md: few-tiles).
+    few_tiles_per_sm: float = 0.5
+    # Fewer rows stay on the pointer path and its one-row kernel (design.md: one-row-kernel).
+    tma_min_rows: int = 2
+    # The TMA kernel's last tiles move back inside C (design.md: tma-shift).
+    tma_shift: bool = True
+    # Programmatic dependent launch on Hopper (design.md: pdl).
+    pdl: bool = True
+    # copy_kernel's tiles (design.md: copy-tiles).
+    copy_block: int = 64
+    copy_small_block: int = 32
+    copy_min_programs_per_sm: float = 6
+    # An eager call's host time by its launches, for ranking graph-timed configs (design.md: host-floor).
+    host_us_per_call: float = 10.0
+    host_us_per_launch: float = 8.0
+
+
+# Measured on the H100 (sm_90). Other architectures take the same numbers until measured there: on
+# them (no TMA) the TMA, staging and PDL rows are never read.
+TABLE = {"sm90": Thresholds(), "default": Thresholds()}
+
+# Fields forced for every architecture (override); empty in normal use.
+OVERRIDES: dict = {}
+
+
+def for_device(facts) -> Thresholds:
+    """The thresholds of the device whose facts (device.DeviceFacts) are given, overrides applied."""
+    row = TABLE[facts.arch]
+    return row._replace(**OVERRIDES) if OVERRIDES else row
+
+
+def key():
+    """What launch caches key on: the overrides in force (None without any)."""
+    return frozenset(OVERRIDES.items()) if OVERRIDES else None
+
+
+@contextlib.contextmanager
+def override(**fields):
+    """Forces threshold fields for every device inside the block (for experiments and tests)."""
+    unknown = set(fields) - set(Thresholds._fields)
+    if unknown:
+        raise TypeError(f"unknown threshold(s) {sorted(unknown)}; the fields are {Thresholds._fields}")
+    saved = dict(OVERRIDES)
+    OVERRIDES.update(fields)
+    try:
+        yield
+    finally:
+        OVERRIDES.clear()
+        OVERRIDES.update(saved)
