@@ -1,8 +1,0 @@
-#!/usr/bin/env bash
-# Session 20, device run 6 (final code): the fixed bf16 sweep (bench/results/sweep_bf16 was session 17's).
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-TRITONMM_CACHE_DIR=/tmp/tc-s20r6-bf16 timeout 580 python3 -m bench --preset sweep --dtype bf16 --rounds 3 \
-  --out $OUT/sweep_bf16 2>$OUT/sweep_bf16.err > $OUT/sweep_bf16.log; echo "sweep exit $?"
-tail -2 $OUT/sweep_bf16.err | cut -c1-300
-grep -E "over [0-9]+ shapes" $OUT/sweep_bf16.log | cut -c1-250

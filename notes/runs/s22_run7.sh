@@ -1,9 +1,0 @@
-#!/usr/bin/env bash
-# Session 22, device run 7: the fp16 sweep timed with bench.common.device_ms (the L2 emptied by a read).
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-TRITONMM_CACHE_DIR=/tmp/tc-s22r7-fp16 timeout 500 python3 -m bench --preset sweep --dtype fp16 --rounds 3 \
-  --out $OUT/sweep_fp16 2>$OUT/sweep_fp16.err > $OUT/sweep_fp16.log; echo "sweep exit $?"
-tail -2 $OUT/sweep_fp16.err | cut -c1-300
-grep -E "over [0-9]+ shapes" $OUT/sweep_fp16.log | cut -c1-250
-grep -E "x10[0-9][0-9]x|x20[0-9][0-9]x|x30[0-9][0-9]x|x40[0-9][0-9]x|4099" $OUT/sweep_fp16.log | cut -c1-220
