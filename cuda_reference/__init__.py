@@ -8,9 +8,11 @@
 Each step of the ladder is one file in kernels/, opening with what it changes and why;
 KERNELS describes them. All take row-major operands of any M, N, K. Steps 1-8 are fp32 on
 CUDA cores; steps 9 on use tensor cores and take fp16 or bf16 (accumulated in fp32, the
-result in the inputs' dtype); step 12 (Hopper's wgmma) runs only on compute capability 9.0.
-emulate.py replays the index math of steps 10 to 12 on the CPU; sanitize.py runs every
-kernel under compute-sanitizer.
+result in the inputs' dtype); steps 12 to 15 (Hopper's wgmma, then TMA, warp specialization,
+a persistent clustered grid) run only on compute capability 9.0, and steps 13 to 15 read A
+and B through TMA, which needs every row 16-byte aligned (K and N multiples of 8, aligned
+data pointers): other layouts are refused with the fix. emulate.py replays the index math of
+steps 10 to 15 on the CPU; sanitize.py runs every kernel under compute-sanitizer.
 """
 from typing import NamedTuple
 
@@ -28,6 +30,7 @@ class KernelInfo(NamedTuple):
     tile: str  # what one block owns, for tables
     dtypes: tuple = FP32  # the input (and output) dtypes it is built for
     capability: tuple | None = None  # the one compute capability it runs on (None: any)
+    tma: bool = False  # reads A and B through TMA: rows must start 16-byte aligned
 
 
 KERNELS = {
@@ -57,6 +60,15 @@ KERNELS = {
     "wgmma": KernelInfo(12, "12_wgmma.cu", "Hopper warpgroup MMA (wgmma.mma_async m64n256k16) from 128-byte-swizzled "
                         "shared memory, 128x256x64 blocks of two warpgroups, 4-stage cp.async ring; sm_90a only",
                         {}, "128x256", HALF, (9, 0)),
+    "tma": KernelInfo(13, "13_tma.cu", "as wgmma with TMA loads (cp.async.bulk.tensor, 128-byte swizzle) issued by one "
+                      "thread and completing on an mbarrier per stage; rows 16-byte aligned; sm_90a only",
+                      {}, "128x256", HALF, (9, 0), tma=True),
+    "warp_specialized": KernelInfo(14, "14_warp_specialized.cu", "a producer warpgroup issuing TMA, two consumer "
+                                   "warpgroups of wgmma, full/empty mbarriers per stage, setmaxnreg 40/232; rows "
+                                   "16-byte aligned; sm_90a only", {}, "128x256", HALF, (9, 0), tma=True),
+    "persistent": KernelInfo(15, "15_persistent.cu", "warp_specialized on a persistent grid of 2x1 clusters walking "
+                             "tiles in grouped order, B multicast to both CTAs by TMA; rows 16-byte aligned; sm_90a "
+                             "only", {}, "128x256", HALF, (9, 0), tma=True),
 }
 
 # The launcher's dtype code for the 16-bit kernels (build.py's run16).
@@ -131,6 +143,8 @@ def _check(a, b, out, kernel):
         raise ValueError(f"a is on {a.device} but b is on {b.device}")
     if not runs_on(kernel, a.device):
         raise RuntimeError(_refusal(kernel, a.device))
+    if KERNELS[kernel].tma and a.numel() and b.numel():  # (an empty product launches nothing)
+        _check_tma_rows(a, b, kernel)
     if out is not None:
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"out must be a torch.Tensor or None, got {type(out).__name__}")
@@ -139,6 +153,21 @@ def _check(a, b, out, kernel):
             raise ValueError(f"out must be a contiguous {str(a.dtype).removeprefix('torch.')} tensor of shape "
                              f"{shape} on {a.device}; got {out.dtype} {tuple(out.shape)} on {out.device}, "
                              f"strides {out.stride()}")
+
+
+def _check_tma_rows(a, b, kernel):
+    """TMA addresses a matrix by its base and row pitch, both multiples of 16 bytes: K and N
+    multiples of 8 (16-bit elements) and 16-byte aligned data pointers."""
+    K, N = a.shape[1], b.shape[1]
+    off = {name: t.data_ptr() % 16 for name, t in (("a", a), ("b", b))}
+    if K % 8 == 0 and N % 8 == 0 and not any(off.values()):
+        return
+    wrong = [f"{d}={v} is not a multiple of 8" for d, v in (("K", K), ("N", N)) if v % 8] + \
+            [f"{name}'s data starts {o} bytes past a 16-byte boundary" for name, o in off.items() if o]
+    raise ValueError(f"kernel {kernel!r} (step {KERNELS[kernel].step}) reads a and b through TMA, which needs every "
+                     f"row to start on a 16-byte boundary (K and N multiples of 8, 16-byte aligned data); "
+                     f"here {', '.join(wrong)}. Pad K and N up to multiples of 8 with zeros (torch.nn.functional.pad) "
+                     f"into fresh tensors, or use kernel='wgmma' (step 12), which takes any layout")
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, kernel: str = "tiled", *, out=None, **params) -> torch.Tensor:

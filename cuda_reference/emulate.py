@@ -1,4 +1,4 @@
-"""A CPU emulation of the index math of the tensor-core steps 10 to 12, to check it without a GPU:
+"""A CPU emulation of the index math of the tensor-core steps 10 to 15, to check it without a GPU:
 
     python3 -m cuda_reference.emulate
 
@@ -21,6 +21,16 @@ then applies the swizzle to the absolute address, as the hardware does. So it ch
 the cp.async copies put every element where the descriptors say it is, that the ring never
 refills a buffer a wgmma may still read, and that the stores cover C once; it cannot check
 that reading of the hardware itself, only a GPU can.
+
+Steps 13 to 15 (tma.cuh) fill the same layout with TMA boxes: tma_box_offsets writes the
+boxes with the 128-byte swizzle as the driver API defines it, and check_tma_layout finds
+step 12's layout, hence step 12's descriptors. tma_kernel replays their data flow (boxes
+wholly outside the matrix skipped, leaving stale NaN behind; partial boxes zero-filled;
+step 15's persistent walk of pair tiles in grouped order) and tma_protocol their mbarrier
+protocols (full / empty barriers, phase parities, step 15's multicast and releases in both
+CTAs, the closing cluster barrier) under random interleavings of every agent and every
+asynchronous completion, as the PTX ISA defines mbarrier phases. Again a transcription:
+keep it in step with 13_tma.cu, 14_warp_specialized.cu and 15_persistent.cu.
 """
 import itertools
 
@@ -36,6 +46,9 @@ CP_ASYNC_CONFIGS = [(128, 256, 64, 64, 64, 3), (128, 256, 32, 64, 64, 4), (128, 
 SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 31), (130, 264, 72), (130, 67, 200), (256, 512, 128), (300, 4, 101),
           (130, 264, 520)]
 GROUP_M = 8
+# Steps 13 to 15 take K and N multiples of 8 only; these add pair tiles half below M (step 15)
+# and more tiles than clusters.
+TMA_SHAPES = [(1, 8, 8), (300, 136, 72), (520, 264, 40)]
 
 
 def grouped_block_origin(bid, tilesM, tilesN):
@@ -384,13 +397,352 @@ def wgmma_kernel(Am, Bm, vec, raw=0x410):
     return C, written
 
 
+# ---- steps 13 to 15: TMA into the same layout, the mbarrier ring -------------------------
+# The stage of 13_tma.cu, 14_warp_specialized.cu and 15_persistent.cu (tma.cuh): step 12's
+# 48 KiB, written by the TMA in boxes: A's 64 x 128 box and B's four 64 x 64 boxes.
+TMA_STAGES = 4
+TMA_A_BYTES, TMA_B_BOX_BYTES = 128 * 64 * 2, 64 * 64 * 2
+TMA_STAGE_BYTES = TMA_A_BYTES + 4 * TMA_B_BOX_BYTES
+TMA_GROUP = 8  # GROUP_M of steps 13, 14 (block rows) and GROUP of step 15 (pair rows)
+
+
+def tma_box_offsets():
+    """Where the TMA puts each element of a stage, in bytes from the stage's (1024-byte
+    aligned) start: (A's 128 x 64, B's 64 x 256). A box whose rows are 128 bytes lands row r at
+    box + 128 r, and CU_TENSOR_MAP_SWIZZLE_128B permutes the 16-byte chunks of each 128-byte
+    row by the row's index mod 8, i.e. XORs address bits 4-6 with bits 7-9 (written here from
+    the driver API's definition of the swizzle, not from the kernels). A: one box, element
+    (m, k) at 128 m + 2 k; B: box j holds columns 64j .. 64j + 63 at TMA_A_BYTES + j * 8 KiB."""
+    r, c = torch.meshgrid(torch.arange(128), torch.arange(64), indexing="ij")
+    a = swizzle_address(128 * r + 2 * c)
+    b = torch.empty(64, 256, dtype=torch.int64)
+    r, c = torch.meshgrid(torch.arange(64), torch.arange(64), indexing="ij")
+    for j in range(4):
+        b[:, 64 * j:64 * j + 64] = swizzle_address(TMA_A_BYTES + j * TMA_B_BOX_BYTES + 128 * r + 2 * c)
+    return a, b
+
+
+def check_tma_layout(raw=0x410):
+    """The TMA's boxes land every element where step 12's copies put it, so the descriptors of
+    steps 13 to 15 (wgmma_slice in tma.cuh: step 12's, on a stage of the same size) name it."""
+    a_off, b_off = tma_box_offsets()
+    a12, b12 = wgmma_stage_offsets()
+    assert TMA_STAGE_BYTES == (WGMMA_TILE[0] * WGMMA_TILE[2] + WGMMA_TILE[2] * WGMMA_TILE[1]) * 2
+    assert torch.equal(a_off, a12) and torch.equal(b_off, b12)
+    ring = raw + (1024 - raw % 1024) % 1024
+    for stage in range(TMA_STAGES):
+        base = ring + stage * TMA_STAGE_BYTES
+        for wg in range(2):
+            for s in range(4):
+                da, db = wgmma_descriptors(ring, stage, wg, s)
+                assert torch.equal(operand_addresses(da, "K", 64, 16), base + a_off[wg * 64:wg * 64 + 64, 16 * s:16 * s + 16])
+                assert torch.equal(operand_addresses(db, "MN", 16, 256), base + b_off[16 * s:16 * s + 16, :])
+
+
+def grouped_tile(t, tilesM, tilesN, group):
+    """15_persistent.cu's grouped_tile: (row, column) of pair tile t, in tiles."""
+    perGroup = group * tilesN
+    firstM = (t // perGroup) * group
+    groupRows = min(tilesM - firstM, group)
+    inGroup = t % perGroup
+    return firstM + inGroup % groupRows, inGroup // groupRows
+
+
+def tma_walks(kernel, M, N, clusters=None):
+    """The (row0, col0) tiles each CTA computes, in order: {cta: [...]}, cta = (cluster, rank)
+    for step 15 (`clusters` clusters, default: as many as there are pair tiles), block id else."""
+    tilesM, tilesN = -(-M // 128), -(-N // 256)
+    if kernel != "persistent":
+        walks = {}
+        for bid in range(tilesM * tilesN):
+            tm, tn = grouped_block_origin(bid, tilesM, tilesN)  # GROUP_M 8 as TMA_GROUP
+            walks[bid] = [(tm * 128, tn * 256)]
+        return walks
+    pairRows = -(-tilesM // 2)
+    tiles = pairRows * tilesN
+    clusters = min(clusters or tiles, tiles)
+    walks = {}
+    for cl in range(clusters):
+        for rank in range(2):
+            walks[(cl, rank)] = [((pm * 2 + rank) * 128, pn * 256)
+                                 for pm, pn in (grouped_tile(t, pairRows, tilesN, TMA_GROUP)
+                                                for t in range(cl, tiles, clusters))]
+    return walks
+
+
+def tma_stage_bytes(row0, col0, M, N):
+    """tma.cuh's tma_stage_bytes: A's box unless wholly below M, each B box starting left of N."""
+    return (TMA_A_BYTES if row0 < M else 0) + sum(TMA_B_BOX_BYTES for j in range(4) if col0 + 64 * j < N)
+
+
+def tma_kernel(Am, Bm, kernel, clusters=None, raw=0x410):
+    """Steps 13 to 15's data: per CTA, each slice's boxes into the stage of its ring slot (a box
+    wholly outside the matrix is skipped, so its part of the stage keeps whatever was there:
+    NaN at first, then older slices; partial boxes are zero-filled), the products through the
+    descriptors, the stores of each warpgroup. Which thread issues what, and when, is the
+    business of tma_protocol."""
+    M, K = Am.shape
+    N = Bm.shape[1]
+    a_off, b_off = tma_box_offsets()
+    ring = raw + (1024 - raw % 1024) % 1024
+    C = torch.full((M, N), float("nan"), dtype=torch.float64)
+    written = torch.zeros(M, N, dtype=torch.int64)
+    KT = -(-K // 64)
+    lane = torch.arange(128) % 32
+    warp = torch.arange(128) // 32
+    g, t = lane // 4, lane % 4
+
+    def box(mat, r0, c0, rows, cols):
+        vals = torch.zeros(rows, cols, dtype=torch.float64)  # the TMA's zero fill
+        rr, cc = min(rows, mat.shape[0] - r0), min(cols, mat.shape[1] - c0)
+        if rr > 0 and cc > 0:
+            vals[:rr, :cc] = mat[r0:r0 + rr, c0:c0 + cc]
+        return vals
+
+    for cta, walk in tma_walks(kernel, M, N, clusters).items():
+        smem = torch.full(((ring + TMA_STAGES * TMA_STAGE_BYTES) // 2,), float("nan"), dtype=torch.float64)
+        it = 0  # the ring runs on across a CTA's tiles
+        for row0, col0 in walk:
+            acc = torch.zeros(2, 64, 256, dtype=torch.float64)
+            for kt in range(KT):
+                stage = it % TMA_STAGES
+                base = ring + stage * TMA_STAGE_BYTES
+                k0 = kt * 64
+                if row0 < M:
+                    smem[(base + a_off) // 2] = box(Am, row0, k0, 128, 64)
+                for j in range(4):
+                    if col0 + 64 * j < N:
+                        smem[(base + b_off[:, 64 * j:64 * j + 64]) // 2] = box(Bm, k0, col0 + 64 * j, 64, 64)
+                for wg in range(2):
+                    for s in range(4):
+                        da, db = wgmma_descriptors(ring, stage, wg, s)
+                        acc[wg] += smem[operand_addresses(da, "K", 64, 16) // 2] @ smem[operand_addresses(db, "MN", 16, 256) // 2]
+                it += 1
+            for wg in range(2):  # tma.cuh's store_wgmma_tile at (row0 + 64 wg, col0): step 12's layout
+                j, e = torch.meshgrid(torch.arange(32), torch.arange(4), indexing="ij")
+                lr = (16 * warp + g).view(-1, 1, 1) + 8 * (e // 2)
+                lc = (2 * t).view(-1, 1, 1) + 8 * j + e % 2
+                row, col = row0 + 64 * wg + lr, col0 + lc
+                inside = (row < M) & (col < N)
+                C[row[inside], col[inside]] = acc[wg][lr, lc][inside]
+                written.index_put_((row[inside], col[inside]), torch.ones_like(row[inside]), accumulate=True)
+    return C, written
+
+
+class MBarrier:
+    """An mbarrier as the PTX ISA defines it: a phase completes when its pending arrivals reach
+    zero and its transaction count is back at zero; try_wait.parity(P) succeeds while the
+    current phase's parity is not P (so it cannot tell a phase from the one two before)."""
+
+    def __init__(self, count):
+        self.count, self.pending, self.tx, self.phase = count, count, 0, 0
+
+    def _complete(self):
+        assert abs(self.tx) < 1 << 20, "tx-count out of range"
+        if self.pending == 0 and self.tx == 0:
+            self.phase, self.pending = self.phase + 1, self.count
+
+    def arrive(self, expect_tx=0):
+        assert self.pending > 0
+        self.tx += expect_tx  # expect-tx first, then the arrival (arrive.expect_tx)
+        self.pending -= 1
+        self._complete()
+
+    def complete_tx(self, n):
+        self.tx -= n
+        self._complete()
+
+    def try_wait(self, parity):
+        return (self.phase & 1) != parity
+
+
+def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=None):
+    """Runs the barrier protocol of 13_tma.cu, 14_warp_specialized.cu or 15_persistent.cu, as
+    transcribed here, with every agent (the producer thread, each consumer warpgroup, each of
+    its 4 warps releasing) and every asynchronous event (a TMA box landing in a CTA, a wgmma
+    group finishing) interleaved in a random order. Each stage carries the tag of the slice it
+    holds. Fails if a consumer multiplies a stage that does not hold its slice, if a box lands
+    in a stage a wgmma is still reading, if anything arrives on a CTA that has exited, or if
+    nothing can move before the end (a deadlock). `end_sync=False` drops step 15's closing
+    cluster barrier; `ahead` changes step 13's lead (both to show the checks bite)."""
+    import random
+    rng = random.Random(seed)
+    S, KT = TMA_STAGES, -(-K // 64)
+    walks = tma_walks(kernel, M, N, clusters)
+    ctas = list(walks)
+    cluster_of = {c: (c[0] if kernel == "persistent" else c) for c in ctas}
+    peers = {c: [d for d in ctas if cluster_of[d] == cluster_of[c]] for c in ctas}
+    # empty barriers: one arrival per consumer warp (of both CTAs for step 15); step 13 has none
+    full = {c: [MBarrier(1) for _ in range(S)] for c in ctas}
+    empty = {c: [MBarrier(8 * len(peers[c])) for _ in range(S)] for c in ctas}
+    tag = {c: [{} for _ in range(S)] for c in ctas}  # box ("A", 0..3) -> the slice it holds: (row0, col0, it)
+    reading = {c: [0] * S for c in ctas}  # wgmma groups in flight on each stage
+    exited = set()
+    events = []  # pending asynchronous completions: callables
+    agents = []  # [cta, generator, condition]
+    syncs = {}  # __syncthreads / cluster barrier generations: key -> arrivals
+
+    def landed(dst, s, box, what, nbytes):
+        def event():
+            assert dst not in exited, "a TMA box lands in a CTA that has exited"
+            assert reading[dst][s] == 0, ("a box lands in a stage a wgmma is reading", dst, s, what)
+            tag[dst][s][box] = what
+            full[dst][s].complete_tx(nbytes)
+        return event
+
+    def holds(cta, s, row0, col0, it):
+        """Every box the slice needs is in the stage (skipped boxes: whatever is there)."""
+        boxes = (["A"] if row0 < M else []) + [j for j in range(4) if col0 + 64 * j < N]
+        return all(tag[cta][s].get(b) == (row0, col0, it) for b in boxes)
+
+    def arrive_on(cta, bar):
+        assert cta not in exited, "an arrival on a CTA that has exited"
+        bar.arrive()
+
+    def barrier(key, n):
+        """A barrier of n agents: returns the condition that it has filled up."""
+        gen = syncs.setdefault(key, [0])
+        gen[0] += 1
+        target = -(-gen[0] // n) * n
+        return lambda: gen[0] >= target
+
+    def load(cta, it, row0, col0):
+        s = it % S
+        full[cta][s].arrive(tma_stage_bytes(row0, col0, M, N))
+        what = (row0, col0, it)
+        if row0 < M:
+            events.append(landed(cta, s, "A", what, TMA_A_BYTES))
+        for j in range(4):
+            if col0 + 64 * j >= N:
+                continue
+            if kernel != "persistent":
+                events.append(landed(cta, s, j, what, TMA_B_BOX_BYTES))
+            elif j % 2 == cta[1]:  # this CTA's half of B, multicast into both (the peer's slice
+                for d in peers[cta]:  # `it` is its own tile's: same col0, its own row0)
+                    events.append(landed(d, s, j, (walks[d][it // KT][0], col0, it), TMA_B_BOX_BYTES))
+
+    def producer(cta):  # steps 14 and 15: thread 0 of warpgroup 0
+        it = 0
+        for row0, col0 in walks[cta]:
+            for kt in range(KT):
+                s = it % S
+                if it >= S:
+                    bar, parity = empty[cta][s], (it // S - 1) & 1
+                    yield lambda bar=bar, parity=parity: bar.try_wait(parity)
+                load(cta, it, row0, col0)
+                it += 1
+
+    def consumer(cta, wg):  # steps 14 and 15: one warpgroup; its 4 warps release one by one
+        it = 0
+        groups = []  # (stage) of this warpgroup's wgmma groups in flight, oldest first
+
+        def finish(upto):
+            while len(groups) > upto:
+                reading[cta][groups.pop(0)] -= 1
+
+        def release(s):
+            for w in range(4):
+                yield lambda: True  # the warps get there one at a time
+                if kernel == "persistent":
+                    for d in peers[cta]:  # lane 0 -> rank 0, lane 1 -> rank 1
+                        arrive_on(d, empty[d][s])
+                else:
+                    arrive_on(cta, empty[cta][s])
+
+        for row0, col0 in walks[cta]:
+            for kt in range(KT):
+                s = it % S
+                bar, parity = full[cta][s], (it // S) & 1
+                yield lambda bar=bar, parity=parity: bar.try_wait(parity)
+                assert holds(cta, s, row0, col0, it), ("multiplying a stage without its slice", cta, it, tag[cta][s])
+                reading[cta][s] += 1
+                groups.append(s)
+                events.append(lambda: finish(len(groups) - 1) if groups else None)  # the oldest group finishes
+                finish(1)  # wgmma_wait<1>
+                if kt > 0:
+                    yield from release((it - 1) % S)
+                it += 1
+            finish(0)  # wgmma_wait<0>
+            if kernel == "persistent":
+                yield from release((it - 1) % S)
+
+    def block13(cta, wg):  # step 13: both warpgroups multiply, thread 0 (in warpgroup 0) loads
+        lead = S - 2 if ahead is None else ahead
+        row0, col0 = walks[cta][0]
+        groups = []
+
+        def finish(upto):
+            while len(groups) > upto:
+                reading[cta][groups.pop(0)] -= 1
+
+        if wg == 0:
+            for kt in range(min(lead, KT)):
+                load(cta, kt, row0, col0)
+        for kt in range(KT):
+            yield barrier((cta, "syncthreads"), 2)
+            if wg == 0 and kt + lead < KT:
+                load(cta, kt + lead, row0, col0)  # the landing events check the buffer is free
+            s = kt % S
+            bar, parity = full[cta][s], (kt // S) & 1
+            yield lambda bar=bar, parity=parity: bar.try_wait(parity)
+            assert holds(cta, s, row0, col0, kt), ("multiplying a stage without its slice", cta, kt, tag[cta][s])
+            reading[cta][s] += 1
+            groups.append(s)
+            events.append(lambda: finish(len(groups) - 1) if groups else None)
+            finish(1)
+        finish(0)
+
+    def cta_end(cta, body):  # step 15: the closing cluster barrier, then the CTA exits
+        yield from body
+        if kernel == "persistent" and end_sync:
+            yield barrier(("cluster", cluster_of[cta]), 3 * len(peers[cta]))
+        done[cta] -= 1
+        if done[cta] == 0:
+            exited.add(cta)
+
+    done = {}
+    for cta in ctas:
+        bodies = ([block13(cta, 0), block13(cta, 1)] if kernel == "tma" else
+                  [producer(cta), consumer(cta, 0), consumer(cta, 1)])
+        done[cta] = len(bodies)
+        for body in bodies:
+            agents.append([cta, cta_end(cta, body), lambda: True])
+    while agents or events:
+        ready = [a for a in agents if a[2]()]
+        choice = rng.randrange(len(ready) + len(events)) if ready or events else None
+        assert choice is not None, "deadlock: nothing can move"
+        if choice >= len(ready):
+            events.pop(choice - len(ready))()
+            continue
+        agent = ready[choice]
+        try:
+            agent[2] = next(agent[1])
+        except StopIteration:
+            agents.remove(agent)
+    for c in ctas:
+        assert all(r == 0 for r in reading[c])
+
+
+def check_tma_protocol(seeds=range(3)):
+    """The three steps' barrier protocols, on shapes with one and several slices, a pair tile
+    half below M, the ring wrapping within a tile and across tiles (step 15 on 1 and 2 clusters)."""
+    for seed in seeds:
+        for M, N, K in ((1, 8, 8), (130, 264, 520), (300, 200, 200)):
+            tma_protocol("tma", M, N, K, seed=seed)
+            tma_protocol("warp_specialized", M, N, K, seed=seed)
+        for clusters in (1, 2, None):
+            for M, N, K in ((130, 264, 520), (300, 520, 136), (520, 300, 72)):
+                tma_protocol("persistent", M, N, K, clusters=clusters, seed=seed)
+
+
 def check(C, written, Am, Bm, what):
     assert bool((written == 1).all()), (what, "not every element written exactly once",
                                         (written != 1).nonzero()[:5].tolist())
     assert torch.equal(C, Am @ Bm), (what, (C != Am @ Bm).nonzero()[:5].tolist())
 
 
-def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0, kernels=("mma_sync", "cp_async", "wgmma")):
+def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0,
+                   kernels=("mma_sync", "cp_async", "wgmma", "tma", "persistent")):
     gen = torch.Generator().manual_seed(seed)
     for M, N, K in shapes:
         Am = torch.randint(-3, 4, (M, K), generator=gen).double()
@@ -402,6 +754,11 @@ def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0, kernels=("mm
                 check(*cp_async_kernel(Am, Bm, *cfg, vec), Am, Bm, f"cp_async {cfg} vec={vec} {M}x{N}x{K}")
         for vec in (True, False) if "wgmma" in kernels else ():
             check(*wgmma_kernel(Am, Bm, vec), Am, Bm, f"wgmma vec={vec} {M}x{N}x{K}")
+        if K % 8 == 0 and N % 8 == 0:  # the TMA steps take 16-byte aligned rows only
+            for kernel in ("tma", "warp_specialized") if "tma" in kernels else ():
+                check(*tma_kernel(Am, Bm, kernel), Am, Bm, f"{kernel} {M}x{N}x{K}")
+            for clusters in (1, 2, None) if "persistent" in kernels else ():
+                check(*tma_kernel(Am, Bm, "persistent", clusters), Am, Bm, f"persistent {clusters} clusters {M}x{N}x{K}")
 
 
 def check_grouped_order():
@@ -426,9 +783,13 @@ def main():
     check_grouped_order()
     check_ldmatrix_banks()
     check_wgmma_layout()
+    check_tma_layout()
+    check_tma_protocol()
     check_products()
-    print("steps 10 to 12: index math checked on", len(SHAPES), "shapes x",
-          1 + 2 * len(CP_ASYNC_CONFIGS) + 2, "kernel variants")
+    check_products(shapes=TMA_SHAPES, kernels=("tma", "persistent"))
+    print("steps 10 to 15: index math checked on", len(SHAPES), "shapes x",
+          1 + 2 * len(CP_ASYNC_CONFIGS) + 2, "kernel variants, steps 13 to 15 also on", len(TMA_SHAPES),
+          "more; the mbarrier protocols of steps 13 to 15 on random interleavings")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ VARIANTS = [(k, {p: v}) for k, info in KERNELS.items() for p, vals in info.param
            [(k, {}) for k, info in KERNELS.items() if not info.params]
 FP32_VARIANTS = [(k, p) for k, p in VARIANTS if KERNELS[k].dtypes == (torch.float32,)]
 HALF_VARIANTS = [(k, p) for k, p in VARIANTS if KERNELS[k].dtypes == (torch.float16, torch.bfloat16)]
+TMA_KERNELS = [k for k, info in KERNELS.items() if info.tma]  # steps 13-15: rows 16-byte aligned only
 SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 31), (127, 129, 257), (130, 67, 200), (256, 256, 256), (300, 4, 1001)]
 # The 16-bit kernels also on shapes whose rows are 16-byte aligned (K and N multiples of 8):
 # the cp.async path, once on whole tiles, once with partial tiles and more slices than stages.
@@ -24,6 +25,10 @@ HALF_SHAPES = SHAPES + [(256, 512, 128), (384, 264, 1000)]
 HALF_BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # 9 K-slices of 64 through step 12's ring of 4 buffers (one of emulate.SHAPES).
 RING_WRAP = (130, 264, 520)
+# Steps 13-15 read through TMA (K and N multiples of 8): partial tiles in M, N and K, one row,
+# one slice, a pair tile half below M (step 15: 300 rows are 3 tiles), the ring wrapping.
+TMA_SHAPES = [(1, 8, 8), (7, 16, 40), (33, 72, 24), (127, 136, 264), (130, 264, 200), (256, 256, 256),
+              (300, 8, 1000), (256, 512, 128), (384, 264, 1000), RING_WRAP]
 
 
 def test_registry_matches_the_build():
@@ -98,14 +103,38 @@ def test_tensor_core_index_math_on_the_cpu():
     emulate.check_grouped_order()
     emulate.check_ldmatrix_banks()
     emulate.check_wgmma_layout()
+    emulate.check_tma_layout()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # thousands of tiny tensor ops: threads only add overhead
     try:
         emulate.check_products(shapes=[(33, 65, 31), (130, 264, 72)])
         # step 12 also with more K slices than stages: the ring wraps and every buffer is refilled
         emulate.check_products(shapes=[RING_WRAP], kernels=("wgmma",))
+        # steps 13-15: a pair tile half below M, more tiles than clusters (step 15 on 1 and 2)
+        emulate.check_products(shapes=[(300, 136, 72)], kernels=("tma", "persistent"))
     finally:
         torch.set_num_threads(threads)
+
+
+def test_tma_barrier_protocols_on_random_interleavings():
+    """Steps 13-15's full/empty mbarriers, phase parities, multicast and the persistent ring,
+    run with every agent and asynchronous completion in random orders (emulate.tma_protocol):
+    no stage is multiplied without its slice or refilled while read, nothing deadlocks."""
+    from cuda_reference import emulate
+    emulate.check_tma_protocol(seeds=range(2))
+
+
+def test_tma_protocol_check_catches_broken_protocols():
+    """The protocol check is not vacuous: step 15 without its closing cluster barrier lets a CTA
+    exit while its peer still arrives on its barriers; step 13 loading one slice further ahead
+    refills a buffer a wgmma is still reading."""
+    from cuda_reference import emulate
+    for kwargs, words in ((dict(kernel="persistent", clusters=1, end_sync=False), "a CTA that has exited"),
+                          (dict(kernel="tma", ahead=emulate.TMA_STAGES - 1), "a wgmma is reading")):
+        emulate.tma_protocol(M=130, N=264, K=72, seed=0, **{**kwargs, "end_sync": True, "ahead": None})
+        with pytest.raises(AssertionError, match=words):
+            for seed in range(20):  # random orders: one of them shows it
+                emulate.tma_protocol(M=130, N=264, K=520, seed=seed, **kwargs)
 
 
 def test_wgmma_ring_check_catches_an_early_refill(monkeypatch):
@@ -178,29 +207,60 @@ class _OnCuda(torch.Tensor):
         return torch.device("cuda:0")
 
 
+@pytest.mark.parametrize("kernel", ["wgmma", *TMA_KERNELS])
 @pytest.mark.parametrize("capability", [None, (8, 0), (9, 0), (10, 0)], ids=str)
-def test_wgmma_runs_only_on_compute_capability_9_0(monkeypatch, capability):
+def test_wgmma_runs_only_on_compute_capability_9_0(monkeypatch, capability, kernel):
     """runs_on and matmul's argument check, for a machine without CUDA (None) and GPUs of
-    three capabilities: step 12 runs on 9.0 only, and the refusal names both capabilities and
-    the fix; the steps with no capability run everywhere there is a GPU."""
+    three capabilities: steps 12-15 run on 9.0 only, and the refusal names both capabilities
+    and the fix; the steps with no capability run everywhere there is a GPU."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: capability is not None)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
-    assert runs_on("wgmma") == (capability == (9, 0))
-    assert runs_on("wgmma", "cuda:0") == (capability == (9, 0))
+    assert KERNELS[kernel].capability == (9, 0)
+    assert runs_on(kernel) == (capability == (9, 0))
+    assert runs_on(kernel, "cuda:0") == (capability == (9, 0))
     assert runs_on("cp_async") and runs_on("naive")
     a = torch.Tensor._make_subclass(_OnCuda, torch.zeros(8, 8, dtype=torch.bfloat16))
     assert a.device.type == "cuda"
     if capability == (9, 0):
-        cuda_reference._check(a, a, None, "wgmma")  # accepted: nothing raised
+        cuda_reference._check(a, a, None, kernel)  # accepted: nothing raised
         return
     with pytest.raises(RuntimeError) as info:
-        cuda_reference._check(a, a, None, "wgmma")
+        cuda_reference._check(a, a, None, kernel)
     msg = str(info.value)
     have = "not available" if capability is None else "compute capability {}.{}".format(*capability)
-    for words in ("'wgmma'", "runs only on compute capability 9.0 GPUs", f"cuda:0 is {have}",
+    for words in (f"'{kernel}'", "runs only on compute capability 9.0 GPUs", f"cuda:0 is {have}",
                   "Run it on a compute capability 9.0 GPU", "kernel='cp_async'"):
         assert words in msg, (words, msg)
     cuda_reference._check(a, a, None, "cp_async")  # the suggested kernel passes the same check
+
+
+def _on_cuda(rows, cols, offset=0):
+    """A bf16 rows x cols CPU tensor claiming to be on cuda:0, its data `offset` elements into
+    a fresh 16-byte aligned buffer."""
+    buf = torch.zeros(rows * cols + 8, dtype=torch.bfloat16)
+    assert buf.data_ptr() % 16 == 0
+    return torch.Tensor._make_subclass(_OnCuda, buf[offset:offset + rows * cols].view(rows, cols))
+
+
+@pytest.mark.parametrize("kernel", TMA_KERNELS)
+def test_tma_kernels_refuse_unaligned_rows_with_the_fix(monkeypatch, kernel):
+    """Steps 13-15 read A and B through TMA: K or N not a multiple of 8, or a data pointer off a
+    16-byte boundary, is refused before anything launches, naming what is wrong and the fix;
+    aligned rows of any M pass, and so do empty products (nothing is launched for them)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    for a, b in ((_on_cuda(5, 8), _on_cuda(8, 24)), (_on_cuda(1, 64), _on_cuda(64, 8)),
+                 (_on_cuda(3, 0), _on_cuda(0, 5)), (_on_cuda(0, 5), _on_cuda(5, 3))):
+        cuda_reference._check(a, b, None, kernel)
+    for a, b, words in ((_on_cuda(5, 12), _on_cuda(12, 8), ["K=12 is not a multiple of 8"]),
+                        (_on_cuda(5, 8), _on_cuda(8, 20), ["N=20 is not a multiple of 8"]),
+                        (_on_cuda(5, 8, offset=1), _on_cuda(8, 8), ["a's data starts 2 bytes past"]),
+                        (_on_cuda(5, 8), _on_cuda(8, 8, offset=4), ["b's data starts 8 bytes past"])):
+        with pytest.raises(ValueError) as info:
+            cuda_reference._check(a, b, None, kernel)
+        for w in words + [f"'{kernel}'", "through TMA", "multiples of 8", "torch.nn.functional.pad",
+                          "kernel='wgmma'"]:
+            assert w in str(info.value), (w, str(info.value))
 
 
 @pytest.mark.gpu
@@ -228,7 +288,7 @@ def test_every_kernel_against_float64(kernel, params):
 def test_every_tensor_core_kernel_against_float64(kernel, params, dtype):
     if not runs_on(kernel):
         pytest.skip(f"{kernel} needs compute capability {KERNELS[kernel].capability}")
-    for shape in HALF_SHAPES:
+    for shape in TMA_SHAPES if KERNELS[kernel].tma else HALF_SHAPES:
         M, N, K = shape
         a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
         out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
@@ -251,14 +311,70 @@ def test_tensor_core_unaligned_pointers_take_the_scalar_path(dtype):
     # both operands off, then one aligned and the other not (each operand takes its own path)
     for x, y, case in ((a, b, "both off"), (a.clone(), b, "a aligned"), (a, b.clone(), "b aligned")):
         for kernel, params in filter(lambda v: runs_on(v[0]), HALF_VARIANTS):
+            if KERNELS[kernel].tma:  # TMA cannot read these rows: refused, with the fix
+                with pytest.raises(ValueError, match="through TMA"):
+                    cuda_reference.matmul(x, y, kernel, out=out, **params)
+                continue
             out.fill_(float("nan"))
             cuda_reference.matmul(x, y, kernel, out=out, **params)
             assert rel_err(out, a, b) < HALF_BOUND[dtype], (kernel, params, case)
+    # C may sit anywhere: the TMA steps store it from registers, 2 bytes at a time when it is off
+    x, y = a.clone(), b.clone()
+    for kernel in filter(runs_on, TMA_KERNELS):
+        out.fill_(float("nan"))
+        cuda_reference.matmul(x, y, kernel, out=out)
+        assert rel_err(out, a, b) < HALF_BOUND[dtype], kernel
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_tma_kernels_refuse_unaligned_shapes(dtype):
+    """K or N not a multiple of 8: steps 13-15 raise before launching, and leave `out` alone."""
+    for kernel in filter(runs_on, TMA_KERNELS):
+        for M, N, K in ((7, 13, 5), (33, 64, 31), (64, 60, 64)):
+            a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
+            out = torch.full((M, N), 7.0, dtype=dtype, device="cuda")
+            with pytest.raises(ValueError, match="through TMA"):
+                cuda_reference.matmul(a, b, kernel, out=out)
+            assert bool((out == 7).all())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_tma_kernels_match_step_12_bit_for_bit(dtype):
+    """Steps 13-15 issue step 12's wgmma on the same shared-memory layout in the same order, with
+    zeros where step 12 has zeros: the results are identical, bit for bit, including a grid of
+    many tiles per persistent cluster."""
+    if not runs_on("wgmma"):
+        pytest.skip("needs compute capability 9.0")
+    for M, N, K in ((130, 264, 520), (1000, 1032, 136), (2200, 2056, 24)):
+        a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
+        want = cuda_reference.matmul(a, b, "wgmma")
+        for kernel in TMA_KERNELS:
+            got = cuda_reference.matmul(a, b, kernel)
+            assert torch.equal(got, want), (kernel, (M, N, K), (got != want).sum().item())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("clusters", ["1", "2", "7"])
+def test_persistent_walks_many_tiles_per_cluster(monkeypatch, clusters):
+    """Step 15 on a capped grid (CUDA_REFERENCE_MAX_CLUSTERS): each cluster walks many tiles, the
+    ring and its barrier phases running on across them, pair tiles half below M included."""
+    if not runs_on("persistent"):
+        pytest.skip("needs compute capability 9.0")
+    monkeypatch.setenv("CUDA_REFERENCE_MAX_CLUSTERS", clusters)
+    for M, N, K in ((300, 520, 136), (1000, 1032, 72), (384, 264, 1000)):
+        for dtype in (torch.float16, torch.bfloat16):
+            a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
+            out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
+            cuda_reference.matmul(a, b, "persistent", out=out)
+            assert rel_err(out, a, b) < HALF_BOUND[dtype], (clusters, (M, N, K), dtype)
+            assert torch.equal(out, cuda_reference.matmul(a, b, "wgmma")), (clusters, (M, N, K), dtype)
 
 
 @pytest.mark.gpu
 def test_tensor_core_empty_and_zero_k():
-    for kernel in filter(runs_on, ("wmma", "mma_sync", "cp_async", "wgmma")):
+    for kernel in filter(runs_on, ("wmma", "mma_sync", "cp_async", "wgmma", *TMA_KERNELS)):
         half = dict(device="cuda", dtype=torch.float16)
         z = cuda_reference.matmul(torch.randn(3, 0, **half), torch.randn(0, 4, **half), kernel)
         assert z.dtype == torch.float16 and torch.equal(z, torch.zeros(3, 4, **half))
@@ -336,6 +452,9 @@ def test_compile_all_kernels_without_a_gpu(tmp_path, monkeypatch):
             return  # cuobjdump without its disassembler: no SASS to read
         assert sass.returncode == 0, sass.stderr
         assert "HGMMA" in sass.stdout, "no wgmma in the sm_90a code"
+        # steps 13-15: TMA loads, step 15's multicast, steps 14-15's register reallocation
+        for op in ("UTMALDG.2D", "UTMALDG.2D.MULTICAST", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"):
+            assert op in sass.stdout, f"no {op} in the sm_90a code"
 
 
 def test_compiler_errors_reach_the_user(tmp_path, monkeypatch):
