@@ -1,12 +1,12 @@
 """What the benchmark's tables share: operand copies past the L2, interleaved timing, relative
 error against float64, and the config tritonmm's planner chose. One place each, so that the
-product table (bench/__main__.py), the sweep (bench/sweep.py), the op suites (bench/suites.py)
-and the fp8 measurement (bench/fp8.py) measure alike.
+product table (bench/__main__.py), the sweep (bench/sweep.py), the op suites (bench/suites.py),
+the fp8 measurement (bench/fp8.py) and the tests measure alike.
 """
 import torch
 
-from tritonmm import timing
-from tritonmm.plan import chosen
+from tritonmm import timing, validation
+from tritonmm.planner import chosen
 
 # Above this many multiply-adds the float64 reference is skipped (error shown as '-'): on a GPU
 # with slow float64 it would take longer than the timing.
@@ -20,9 +20,35 @@ def copies(nbytes: int) -> int:
     return min(8, max(1, -(-2 * l2 // max(nbytes, 1))))
 
 
-def rel_err(out, ref) -> float:
-    """The relative (Frobenius) error of out against its float64 reference ref."""
-    return ((out.double() - ref).norm() / ref.norm()).item()
+def rel_err(out, ref, scale=None) -> float:
+    """The relative Frobenius error ||out - ref|| / ||ref|| of out against its float64 reference ref; with
+    scale (a tensor of ref's shape, such as |a| @ |b|), over the larger of ||ref|| and ||scale||, for results
+    that may cancel to near zero. The one implementation: the bench's tables, tests/conftest.py and
+    tests/sanitize_triton.py all call it.
+
+    Anything not finite in out (NaN: an element never written; inf: an overflow) gives inf, never a small
+    number; so does a non-finite ref. inf rather than NaN: both fail any `err < bound`, but inf also sorts as
+    the worst error and reads as one in a table. A zero reference divides by 1e-300 instead of 0, so an exact
+    zero result is 0 and any other is huge."""
+    ref = ref.double()
+    diff = (out.double() - ref).norm()
+    if not torch.isfinite(diff):
+        return float("inf")
+    denominator = ref.norm() if scale is None else torch.maximum(ref.norm(), scale.double().norm())
+    return (diff / denominator.clamp_min(1e-300)).item()
+
+
+def tuning_on() -> bool:
+    """Whether tritonmm tunes a shape the tuning cache does not hold, as TRITONMM_AUTOTUNE says: python -m bench
+    sets it for its runs (1, or 0 for --quick) unless the environment already does."""
+    return validation.autotune_enabled(default=True)
+
+
+def tuning_state() -> str:
+    """How tritonmm picks configs in this process (tuning_on), for the tables' headers."""
+    if tuning_on():
+        return "tuned (TRITONMM_AUTOTUNE=1: each shape the tuning cache lacks is tuned at its first eager call)"
+    return "untuned (TRITONMM_AUTOTUNE=0: the planner's default config where the tuning cache holds none)"
 
 
 def replay_errors(graphs: dict, outs: dict, sets: list) -> dict:

@@ -1,9 +1,13 @@
 """One registry of every implementation the benchmark runs, at each level of tiling."""
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, NamedTuple
 
 import torch
 
 import tritonmm
+
+from .common import tuning_on
 
 # The naive CUDA kernels take ~0.2 s a call at 8192^3; above this many multiply-adds they are skipped.
 SLOW_CAP = 4096 ** 3
@@ -12,6 +16,17 @@ SLOW = {"cuda naive", "cuda coalesced"}
 
 # tritonmm's input_precision for each float32 table (16-bit tables pass None).
 PRECISIONS = {"fp32": "ieee", "tf32": "tf32", "tf32x3": "tf32x3"}
+
+# The row of tritonmm as its planner runs it (no pinned config), named by how the config was picked:
+# tuned at the first call of a shape, or with TRITONMM_AUTOTUNE=0 (--quick's default) the untuned default.
+TUNED, UNTUNED = "tritonmm (autotuned)", "tritonmm (default config)"
+PLANNED = (TUNED, UNTUNED)
+PINNED_TILES = ((32, 32, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8))  # (BM, BN, BK, warps): the tile sweep's rows
+
+
+def planned_name() -> str:
+    """TUNED, or UNTUNED where TRITONMM_AUTOTUNE=0 turns tuning off for this process."""
+    return TUNED if tuning_on() else UNTUNED
 
 
 class Impl(NamedTuple):
@@ -48,9 +63,10 @@ def _torch_tf32(a, b, out):
         flags.fp32_precision = saved
 
 
-def registry(precision: str) -> list:
+def registry(precision: str, pinned: bool = True) -> list:
     """Every implementation for one table; precision is 'fp32' (IEEE), 'tf32', 'tf32x3' (float32 in
-    three TF32 products, against SGEMM, whose error it matches, and against TF32), 'fp16' or 'bf16'."""
+    three TF32 products, against SGEMM, whose error it matches, and against TF32), 'fp16' or 'bf16'.
+    pinned=False leaves out tritonmm's pinned-tile rows (the tile sweep), as --quick does."""
     tm_prec = PRECISIONS.get(precision)
     impls = [Impl("torch.mm", "library", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"), _torch),
              Impl("torch.mm TF32", "library", None, ("tf32x3",), _torch_tf32)]
@@ -78,10 +94,26 @@ def registry(precision: str) -> list:
         ]
         if runs_on("wgmma"):  # Hopper's warpgroup MMA: compute capability 9.0 only
             impls.append(Impl("cuda wgmma", "thread", (128, 256), half, _cuda("wgmma")))
-    impls.append(Impl("tritonmm (autotuned)", "block", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"),
-                      _tritonmm(tm_prec)))
-    for bm, bn, bk, warps in ((32, 32, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8)):
+    impls.append(Impl(planned_name(), "block", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"), _tritonmm(tm_prec)))
+    for bm, bn, bk, warps in PINNED_TILES if pinned else ():
         cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=3)
         impls.append(Impl(f"tritonmm {bm}x{bn}x{bk}", "block", (bm, bn), ("fp32", "tf32", "fp16", "bf16"),
                           _tritonmm(tm_prec, cfg), cfg))
     return [i for i in impls if precision in i.precisions]
+
+
+def build_ladder_in_background() -> Future:
+    """Starts building (or loading the cached build of) cuda_reference's extension on a worker thread and
+    returns its future, whose result is the build's seconds. nvcc and the linker run as child processes, so
+    the build overlaps whatever this thread does meanwhile (compiling Triton kernels), and a cold
+    build stops costing its own minute of wall time. Wait for the future before running a rung: a second
+    load() while the first is building would start a build of its own."""
+    def build() -> float:
+        from cuda_reference.build import load
+        start = time.perf_counter()
+        load()
+        return time.perf_counter() - start
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cuda-ladder-build")
+    future = pool.submit(build)
+    pool.shutdown(wait=False)  # the thread ends with the build; nothing else is queued
+    return future

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from . import impls, report, traffic
+from .progress import Steps
 
 # fp32 (IEEE) at 4096^3 for every implementation; the write-ups' claim-1 setup (N = 1024) for
 # the rungs it is about; one 16-bit shape for the tensor-core kernels.
@@ -143,33 +144,30 @@ def collect(manifest: list, csv_text: str) -> list:
 
 
 def run(args, meta: dict) -> int:
-    """The --traffic run: profile, print one table per (dtype, shape), write traffic.json/csv and plots."""
-    import torch
-    if not torch.cuda.is_available():
-        print("No CUDA GPU found: --traffic profiles GPU kernels under Nsight Compute. Nothing measured.")
-        return 0
+    """The --traffic run: profile, print one table per (dtype, shape), write traffic.json/csv and plots. Exits 3
+    where nothing could be measured (no ncu, no access to the counters), 1 where a shape failed."""
     ncu = find_ncu()
     if ncu is None:
-        print("Nsight Compute (ncu) not found on PATH or in $CUDA_HOME/bin, /usr/local/cuda/bin: nothing measured.")
-        return 0
-    from tqdm import tqdm
+        print("Nsight Compute (ncu) not found on PATH or in $CUDA_HOME/bin, /usr/local/cuda/bin: nothing measured.",
+              file=sys.stderr)
+        return 3
     out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="tritonmm-traffic-"))
     raw_dir = out_dir / "ncu"
     raw_dir.mkdir(parents=True, exist_ok=True)
     groups = plan_jobs(args.shape, args.dtype, args.impl)
     rows, failed = [], []
-    with tqdm(total=sum(len(j) for *_, j in groups), desc="ncu", file=sys.stderr) as progress:
-        for dtype, shape, jobs in groups:
-            progress.set_postfix_str(f"{dtype} {'x'.join(map(str, shape))}")
-            try:
-                rows += profile(ncu, dtype, shape, jobs, raw_dir)
-            except PermissionError:
-                print(f"ncu may not read the GPU's performance counters here ({PERMISSION}): run it as root, or "
-                      f"load the driver with NVreg_RestrictProfilingToAdminUsers=0. Nothing measured.")
-                return 0
-            except (ProfileError, subprocess.TimeoutExpired, ValueError) as e:
-                failed.append(str(e))
-            progress.update(len(jobs))
+    progress = Steps(sum(len(j) for *_, j in groups), "ncu")
+    for dtype, shape, jobs in groups:
+        progress.step(f"{dtype} {'x'.join(map(str, shape))}: {len(jobs)} implementations in one profiled child",
+                      len(jobs))
+        try:
+            rows += profile(ncu, dtype, shape, jobs, raw_dir)
+        except PermissionError:
+            print(f"ncu may not read the GPU's performance counters here ({PERMISSION}): run it as root, or "
+                  f"load the driver with NVreg_RestrictProfilingToAdminUsers=0. Nothing measured.", file=sys.stderr)
+            return 3
+        except (ProfileError, subprocess.TimeoutExpired, ValueError) as e:
+            failed.append(str(e))
     meta = dict(meta, ncu=ncu, metrics=traffic.METRICS, raw_dir=str(raw_dir))
     print(f"\n{meta['gpu']}, {meta['date']}; Nsight Compute {ncu}: caches flushed before every replay, base clocks. "
           f"GB = 1e9 bytes, reads only; model: bench/traffic.py for the tile; min: A and B read once; "

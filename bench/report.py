@@ -33,26 +33,37 @@ def table(rows: list) -> str:
     return tabulate(out, headers=columns + ([SPREAD] if rounds else []), disable_numparse=True)
 
 
-def markdown(rows: list, meta: dict, images: list) -> str:
-    """A results page: where and how it was measured, one table per dtype, the plots."""
-    lines = [f"# Benchmark results: {meta['gpu']}", "",
-             f"- Date: {meta['date']}; torch {meta['torch']}, triton {meta['triton']}, Python {meta['python']}",
-             f"- Command: `{meta['command']}`",
-             "- Timing: device-time medians (bench.common.device_ms: do_bench's loop, the L2 emptied by a read) "
-             "after a warm-up run (builds, compiles and tuning "
-             f"excluded); inputs rotated when they fit in L2; relative error against float64.",
-             f"- Measured ceilings: device-to-device copy {meta['copy_TBps']:.2f} TB/s; "
-             "best torch.mm per dtype (fp8: torch._scaled_mm): " +
-             ", ".join(f"{k} {v:.0f} TFLOP/s" for k, v in meta["peaks_tflops"].items() if v), ""]
-    for precision in dict.fromkeys(r["precision"] for r in rows):
-        lines += [f"## {precision}{TITLES.get(precision, '')}", "", "```",
-                  table([r for r in rows if r["precision"] == precision]), "```", ""]
+def page_header(meta: dict) -> list:
+    """The lines every RESULTS.md opens with: the GPU, date, versions and command of the one run it
+    reports, how tritonmm picked its configs, and where the run's wall time went."""
+    got = {key: meta.get(key, "?") for key in ("date", "torch", "triton", "python", "command")}
+    lines = [f"# Benchmark results: {meta.get('gpu') or 'no GPU (the CPU run)'}", "",
+             f"- Date: {got['date']}; torch {got['torch']}, triton {got['triton']}, Python {got['python']}",
+             f"- Command: `{got['command']}`"]
+    if meta.get("tritonmm_configs"):
+        lines.append(f"- tritonmm's configs: {meta['tritonmm_configs']}")
+    if meta.get("phases"):
+        lines.append("- Wall time by phase: " + ", ".join(f"{name} {s:.0f} s" for name, s in meta["phases"].items()))
+    return lines
+
+
+def write_page(out_dir: Path, meta: dict, sections: list, images=()) -> Path:
+    """Writes out_dir/RESULTS.md, replacing any earlier one: page_header, then each (title, body, kind) of
+    sections, a "text" body fenced as preformatted and a "markdown" one as it is, then the images (paths
+    beside the page). Returns its path."""
+    lines = page_header(meta) + [""]
+    for title, body, kind in sections:
+        lines += [f"## {title}", ""] + (["```", body, "```"] if kind == "text" else [body]) + [""]
     lines += [f"![{p.stem}]({p.name})" for p in images]
-    return "\n".join(lines) + "\n"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "RESULTS.md"
+    path.write_text("\n".join(lines).rstrip("\n") + "\n")
+    return path
 
 
 def write(rows: list, meta: dict, out_dir: Path) -> list:
-    """results.json, results.csv, the plots and RESULTS.md under out_dir; returns the paths written."""
+    """results.json, results.csv, the plots and RESULTS.md (write_page: one table per dtype) under out_dir;
+    returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     with open(out_dir / "results.csv", "w", newline="") as f:
@@ -60,8 +71,21 @@ def write(rows: list, meta: dict, out_dir: Path) -> list:
         writer.writeheader()
         writer.writerows(rows)
     images = plots(rows, meta, out_dir)
-    (out_dir / "RESULTS.md").write_text(markdown(rows, meta, images))
-    return [out_dir / "results.json", out_dir / "results.csv", *images, out_dir / "RESULTS.md"]
+    sections = [("How it was measured", "\n".join(method_lines(meta)), "markdown")]
+    sections += [(f"{precision}{TITLES.get(precision, '')}", table([r for r in rows if r["precision"] == precision]),
+                  "text") for precision in dict.fromkeys(r["precision"] for r in rows)]
+    page = write_page(out_dir, meta, sections, images)
+    return [out_dir / "results.json", out_dir / "results.csv", *images, page]
+
+
+def method_lines(meta: dict) -> list:
+    """The product table's timing method and measured ceilings, as Markdown list items."""
+    return ["- Timing: device-time medians (bench.common.device_ms: do_bench's loop, the L2 emptied by a read) "
+            "after a warm-up run (builds, compiles and tuning excluded); inputs rotated when they fit in L2; "
+            "relative error against float64.",
+            f"- Measured ceilings: device-to-device copy {meta['copy_TBps']:.2f} TB/s; "
+            "best torch.mm per dtype (fp8: torch._scaled_mm): " +
+            ", ".join(f"{k} {v:.0f} TFLOP/s" for k, v in meta["peaks_tflops"].items() if v)]
 
 
 def plots(rows: list, meta: dict, out_dir: Path) -> list:
@@ -129,11 +153,17 @@ def _bar_text(r, rows):
     return f"{_tf(r['tflops'])} TFLOP/s" + ("" if pct is None else f", {pct:.0f}% of {base}")
 
 
+def _planned(r) -> bool:
+    """Whether r is tritonmm as its planner runs it (bench.impls.PLANNED: "tritonmm (autotuned)" or, untuned,
+    "tritonmm (default config)"), not a pinned tile ("tritonmm 64x64x32")."""
+    return r["impl"].startswith("tritonmm (")
+
+
 def _bar_name(r):
     if r["impl"] == "torch.mm":
         return "torch.mm (cuBLAS)"
-    if r["impl"] == "tritonmm (autotuned)" and r.get("tile"):
-        return f"tritonmm (autotuned)\npicked {r['tile']}"
+    if _planned(r) and r.get("tile"):
+        return f"{r['impl']}\npicked {r['tile']}"
     return r["impl"]
 
 
@@ -168,9 +198,9 @@ def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | 
     sub = [r for r in measured if r["precision"] == precision and r["shape"] == shape]
     lib = [r for r in sub if r["level"] == "library"][:1]
     block = [r for r in sub if r["level"] == "block"]
-    block = [r for r in block if "autotuned" not in r["impl"]] + [r for r in block if "autotuned" in r["impl"]]
+    block = [r for r in block if not _planned(r)] + [r for r in block if _planned(r)]
     panels = [("CUDA ladder: one raw CUDA kernel per rung", [r for r in sub if r["level"] == "thread"] + lib),
-              ("tritonmm tile sweep: pinned tiles, then autotuned", block + lib)]
+              ("tritonmm: pinned tiles, then as planned", block + lib)]
     xmax = 1.08 * max([r["tflops"] for r in sub] or [1.0])
     slots = max(len(p[1]) for p in panels)
     fig, axes = plt.subplots(1, 2, figsize=(14, max(4.0, 1.5 + 0.38 * slots)))
@@ -197,8 +227,8 @@ def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | 
 
 
 def _headline(sub: list) -> list:
-    """At most four series for one precision: (name, rows by shape). torch.mm, tritonmm (autotuned), the best
-    CUDA rung of each shape and the naive rung; for fp8, one series per implementation and scale kind."""
+    """At most four series for one precision: (name, rows by shape). torch.mm, tritonmm as planned (autotuned
+    or default config), the best CUDA rung of each shape and the naive rung; for fp8, one series per implementation and scale kind."""
     shapes = list(dict.fromkeys(r["shape"] for r in sub))
 
     def pick(pred, best=False):
@@ -213,8 +243,9 @@ def _headline(sub: list) -> list:
     # out of any dtype, which still wants the headline series.
     if sub and sub[0]["precision"] == "fp8":
         return [(name, pick(lambda r, name=name: r["impl"] == name)) for name in dict.fromkeys(r["impl"] for r in sub)]
+    planned = next((r["impl"] for r in sub if _planned(r)), "tritonmm (autotuned)")
     series = [("torch.mm (cuBLAS)", pick(lambda r: r["impl"] == "torch.mm")),
-              ("tritonmm (autotuned)", pick(lambda r: r["impl"] == "tritonmm (autotuned)")),
+              (planned, pick(_planned)),
               ("best CUDA rung", pick(lambda r: r["level"] == "thread", best=True)),
               ("cuda naive", pick(lambda r: r["impl"] == "cuda naive"))]
     return [(name, by_shape) for name, by_shape in series if by_shape]
@@ -228,8 +259,8 @@ def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
     meta = meta or {}
     measured = [r for r in rows if r.get("tflops")]
     precisions = list(dict.fromkeys(r["precision"] for r in measured))
-    colors = {"torch.mm (cuBLAS)": "dimgray", "tritonmm (autotuned)": "tab:orange", "best CUDA rung": "tab:blue",
-              "cuda naive": "lightsteelblue"}
+    colors = {"torch.mm (cuBLAS)": "dimgray", "tritonmm (autotuned)": "tab:orange",
+              "tritonmm (default config)": "tab:orange", "best CUDA rung": "tab:blue", "cuda naive": "lightsteelblue"}
     panels = [(p, _headline([r for r in measured if r["precision"] == p])) for p in precisions]
     heights = [max(1, len({s for _, by in series for s in by})) * (len(series) + 0.8) for _, series in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(14, 1.2 + 0.3 * sum(heights)), squeeze=False,
@@ -434,28 +465,34 @@ def roofline_chart(rows: list, path: Path, meta: dict) -> Path:
     return path
 
 
-SWEEP_COLUMNS = ["dtype", "shape", "layout", "torch graph us", "tritonmm graph us", "x graph", "torch eager us",
-                 "tritonmm eager us", "x eager", "tritonmm path config", "rel err"]
+SWEEP_COLUMNS = ["dtype", "shape", "layout", "kind", "class", "torch graph us", "tritonmm graph us", "x graph",
+                 "torch eager us", "tritonmm eager us", "x eager", "tritonmm path config", "rel err"]
 
 
 def sweep_table(rows: list) -> str:
     """The sweep's rows; "x" columns are torch time / tritonmm time (above 1: tritonmm faster); '-'
-    where there is no torch time (fp8 shapes torch._scaled_mm refuses)."""
-    out = [[r["dtype"], r["shape"], r["layout"], _fmt(r["torch_graph_us"], ".1f"), f"{r['tritonmm_graph_us']:.1f}",
-            _fmt(r["ratio_graph"], ".2f"), _fmt(r["torch_eager_us"], ".1f"), f"{r['tritonmm_eager_us']:.1f}",
-            _fmt(r["ratio_eager"], ".2f"), r["config"], _fmt(r["rel_err"], ".1e")] for r in rows]
+    where there is no torch time (fp8 shapes torch._scaled_mm refuses), or no kind or class (rows
+    recorded before the sweep kept them)."""
+    out = [[r["dtype"], r["shape"], r["layout"], r.get("kind", "-"), r.get("cls", "-"),
+            _fmt(r["torch_graph_us"], ".1f"), f"{r['tritonmm_graph_us']:.1f}", _fmt(r["ratio_graph"], ".2f"),
+            _fmt(r["torch_eager_us"], ".1f"), f"{r['tritonmm_eager_us']:.1f}", _fmt(r["ratio_eager"], ".2f"),
+            r["config"], _fmt(r["rel_err"], ".1e")] for r in rows]
     return tabulate(out, headers=SWEEP_COLUMNS, disable_numparse=True)
 
 
 def write_sweep(rows: list, summary: list, meta: dict, out_dir: Path) -> list:
-    """sweep.json, sweep.csv and sweep.png under out_dir; returns the paths written."""
+    """sweep.json, sweep.csv, sweep.png and RESULTS.md (the summary, then the table) under out_dir; returns
+    the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "sweep.json").write_text(json.dumps({"meta": meta, "summary": summary, "rows": rows}, indent=1))
     with open(out_dir / "sweep.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    return [out_dir / "sweep.json", out_dir / "sweep.csv", sweep_plot(rows, meta, out_dir / "sweep.png")]
+    plot = sweep_plot(rows, meta, out_dir / "sweep.png")
+    page = write_page(out_dir, meta, [("Summary", "\n".join(summary), "text"),
+                                      ("Every shape", sweep_table(rows), "text")], [plot])
+    return [out_dir / "sweep.json", out_dir / "sweep.csv", plot, page]
 
 
 def sweep_plot(rows: list, meta: dict, path: Path) -> Path:
@@ -515,7 +552,8 @@ def traffic_table(rows: list) -> str:
 
 
 def write_traffic(rows: list, meta: dict, out_dir: Path) -> list:
-    """traffic.json, traffic.csv and one traffic chart per (dtype, shape) under out_dir; returns the paths."""
+    """traffic.json, traffic.csv, one traffic chart per (dtype, shape) and RESULTS.md (a table per (dtype, shape))
+    under out_dir; returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "traffic.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     with open(out_dir / "traffic.csv", "w", newline="") as f:
@@ -525,7 +563,10 @@ def write_traffic(rows: list, meta: dict, out_dir: Path) -> list:
     charts = [traffic_chart([r for r in rows if (r["dtype"], r["shape"]) == key],
                             out_dir / f"traffic_{key[0]}_{key[1]}.png", meta)
               for key in dict.fromkeys((r["dtype"], r["shape"]) for r in rows)]
-    return [out_dir / "traffic.json", out_dir / "traffic.csv", *charts]
+    tables = [(f"{dtype} {shape}", traffic_table([r for r in rows if (r["dtype"], r["shape"]) == (dtype, shape)]),
+               "text") for dtype, shape in dict.fromkeys((r["dtype"], r["shape"]) for r in rows)]
+    page = write_page(out_dir, meta, tables, charts)
+    return [out_dir / "traffic.json", out_dir / "traffic.csv", *charts, page]
 
 
 TRAFFIC_SERIES = [("model_read_bytes", "model (tile reads)", "lightgray"),
@@ -581,92 +622,3 @@ def traffic_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-# ---- scaling and the claims (python -m bench --preset scaling) -------------------------------------
-
-def _ms(t):
-    return f"{t:.0f}" if t >= 100 else f"{t:.3g}"
-
-
-def scaling_table(meas: dict) -> str:
-    """Per size: ms of each named implementation and of the best CUDA rung, with x = coalesced time / its
-    time; a skipped cell says why."""
-    from . import scaling
-    times = scaling.series(meas)
-    up = scaling.speedups(times)
-    notes = {(c["impl"], c["n"]): c["note"] for c in meas["cells"] if c.get("note")}
-    names = list(scaling.NAMED[:4]) + [scaling.BEST, "torch.mm"]
-    out = []
-    for n in meas["sizes"]:
-        row = [f"{n}^2"]
-        for name in names:
-            t = times.get(name, {}).get(n)
-            if t is None:
-                row.append(notes.get((name, n), "-"))
-                continue
-            x = up.get(name, {}).get(n)
-            best = scaling.best_rung(meas, n)[0].replace("cuda ", "") + ": " if name == scaling.BEST else ""
-            row.append(f"{best}{_ms(t)} ms" + ("" if x is None or name == scaling.BASE else f" (x{x:.2f})"))
-        out.append(row)
-    return tabulate(out, headers=["size"] + names, disable_numparse=True)
-
-
-def claims_table(rows: list) -> str:
-    """scaling.verdicts' rows as a Markdown table, to paste into RESULTS.md."""
-    keys = ["#", "claim", "their setup and numbers", "measured here", "holds?"]
-    return tabulate([[r[k] for k in keys] for r in rows], headers=keys, tablefmt="github", disable_numparse=True)
-
-
-def scaling_chart(meas: dict, path: Path, meta: dict | None = None) -> Path:
-    """Left: speedup over the coalesced kernel against size, one named line per implementation (the best CUDA
-    rung's points named by rung). Right: TFLOP/s against size, the same lines."""
-    from . import scaling
-    plt = _pyplot()
-    meta = meta or {}
-    times = scaling.series(meas)
-    up = scaling.speedups(times)
-    colors = {"cuda naive": "lightsteelblue", "cuda coalesced": "tab:cyan", "cuda tiled T=16": "tab:green",
-              "cuda tiled T=32": "tab:olive", scaling.BEST: "tab:blue", "torch.mm": "dimgray"}
-    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.5))
-    for name, color in colors.items():
-        by = times.get(name, {})
-        for ax, ys in ((left, up.get(name, {})), (right, {n: 2 * n ** 3 / (t * 1e-3) / 1e12 for n, t in by.items()})):
-            ns = sorted(ys)
-            if not ns:
-                continue
-            ax.plot(ns, [ys[n] for n in ns], marker="o", color=color, label=name)
-            ax.annotate(name.replace("cuda ", ""), (ns[-1], ys[ns[-1]]), xytext=(6, 0), textcoords="offset points",
-                        va="center", fontsize=8, color=color)
-            if name == scaling.BEST and ax is left:
-                for n in ns:
-                    ax.annotate(scaling.best_rung(meas, n)[0].replace("cuda ", ""), (n, ys[n]), xytext=(0, 7),
-                                textcoords="offset points", ha="center", fontsize=7, color=color)
-    from matplotlib.ticker import FuncFormatter
-    for ax, label in ((left, f"speedup over {scaling.BASE} (its time / this time)"), (right, "TFLOP/s")):
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
-        ax.set_xticks(meas["sizes"], [str(n) for n in meas["sizes"]])
-        ax.set_xlim(min(meas["sizes"]) / 1.3, max(meas["sizes"]) * 2.2)
-        ax.set_xlabel("N (N x N x N, fp32 IEEE)")
-        ax.set_ylabel(label)
-        ax.grid(which="major", alpha=0.3)
-    handles, labels = left.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
-    skipped = sorted({c["impl"].replace("cuda ", "") for c in meas["cells"] if c.get("note")})
-    capped = f"; not run where a call would exceed {meas['cap_s']:g} s: {', '.join(skipped)}" if skipped else ""
-    fig.suptitle(f"{meta.get('gpu', 'GPU')}: square fp32 products by size{capped}", fontsize=11)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def write_scaling(meas: dict, claims: list, meta: dict, out_dir: Path) -> list:
-    """scaling.json (measurements and verdicts), claims.md and scaling.png under out_dir."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "scaling.json").write_text(json.dumps({"meta": meta, "measurements": meas, "claims": claims}, indent=1))
-    (out_dir / "claims.md").write_text(claims_table(claims) + "\n")
-    return [out_dir / "scaling.json", out_dir / "claims.md", scaling_chart(meas, out_dir / "scaling.png", meta)]

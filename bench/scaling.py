@@ -15,10 +15,14 @@ and needs no GPU, so it is tested with made-up measurements.
 """
 import json
 import statistics
-import sys
 from pathlib import Path
 
 import torch
+from tabulate import tabulate
+
+from . import impls, report
+from .common import device_ms, rel_err
+from .progress import Steps
 
 SIZES = (1024, 2048, 4096, 8192, 16384)
 ODD = (1000, 1025)
@@ -46,13 +50,6 @@ CLAIMS = [
 ]
 
 
-def rel_err(out, ref) -> float:
-    """Relative Frobenius error of out against a float64 reference; NaN (an unwritten output) is inf."""
-    if torch.isnan(out).any():
-        return float("inf")
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
 # ---- measurement (GPU) --------------------------------------------------------------------------
 
 def estimate_s(prev, n: int) -> float | None:
@@ -65,10 +62,9 @@ def estimate_s(prev, n: int) -> float | None:
 
 def measure(sizes=SIZES, cap_s=CAP_S, rounds=1, progress=None) -> dict:
     """Times every rung of the CUDA ladder and torch.mm at each square size (fp32, IEEE), rounds
-    interleaved as bench/__main__.py's measure() does; checks each rung at the ODD sizes.
-    Returns {"cells": [{impl, n, ms, est_s, rel_err, note}], "odd": [{impl, n, rel_err}], ...}."""
-    from . import impls
-    from .common import device_ms
+    interleaved as bench/__main__.py's measure() does; checks each rung at the ODD sizes. progress, a
+    progress.Steps, hears of every timing. Returns {"cells": [{impl, n, ms, est_s, rel_err, note}],
+    "odd": [{impl, n, rel_err}], ...}."""
     torch.backends.cuda.matmul.fp32_precision = "ieee"
     ladder = [i for i in impls.registry("fp32") if i.level == "thread"]
     chosen = ladder + [i for i in impls.registry("fp32") if i.name == "torch.mm"]
@@ -85,7 +81,7 @@ def measure(sizes=SIZES, cap_s=CAP_S, rounds=1, progress=None) -> dict:
             if est is not None and est > cap_s:
                 cell["note"] = f"skipped: ~{est:.1f} s/call > {cap_s:g} s cap"
                 if progress:
-                    progress.update(rounds)
+                    progress.step(f"{impl.name} {n}^2: skipped (over the cap)", rounds)
                 continue
             out.fill_(float("nan"))
             impl.run(a, b, out)  # builds and warms up outside the timing
@@ -95,9 +91,9 @@ def measure(sizes=SIZES, cap_s=CAP_S, rounds=1, progress=None) -> dict:
             timed.append((cell, lambda impl=impl: impl.run(a, b, out), []))
         for _ in range(rounds):
             for cell, fn, times in timed:
-                times.append(device_ms(fn))
                 if progress:
-                    progress.update(1)
+                    progress.step(f"{cell['impl']} {n}^2")
+                times.append(device_ms(fn))
         for cell, fn, times in timed:
             cell["ms"] = statistics.median(times)
             last[cell["impl"]] = (n, cell["ms"])
@@ -251,20 +247,102 @@ def verdicts(meas: dict, traffic_rows=None) -> list:
              "holds?": out.get(num, missing)[1]} for num, claim, setup in CLAIMS]
 
 
+# ---- tables and chart -----------------------------------------------------------------------------
+
+def _ms(t):
+    return f"{t:.0f}" if t >= 100 else f"{t:.3g}"
+
+
+def scaling_table(meas: dict) -> str:
+    """Per size: ms of each named implementation and of the best CUDA rung, with x = coalesced time / its
+    time; a skipped cell says why."""
+    times = series(meas)
+    up = speedups(times)
+    notes = {(c["impl"], c["n"]): c["note"] for c in meas["cells"] if c.get("note")}
+    names = list(NAMED[:4]) + [BEST, "torch.mm"]
+    out = []
+    for n in meas["sizes"]:
+        row = [f"{n}^2"]
+        for name in names:
+            t = times.get(name, {}).get(n)
+            if t is None:
+                row.append(notes.get((name, n), "-"))
+                continue
+            x = up.get(name, {}).get(n)
+            best = best_rung(meas, n)[0].replace("cuda ", "") + ": " if name == BEST else ""
+            row.append(f"{best}{_ms(t)} ms" + ("" if x is None or name == BASE else f" (x{x:.2f})"))
+        out.append(row)
+    return tabulate(out, headers=["size"] + names, disable_numparse=True)
+
+
+def claims_table(rows: list) -> str:
+    """verdicts' rows as a Markdown table."""
+    keys = ["#", "claim", "their setup and numbers", "measured here", "holds?"]
+    return tabulate([[r[k] for k in keys] for r in rows], headers=keys, tablefmt="github", disable_numparse=True)
+
+
+def scaling_chart(meas: dict, path: Path, meta: dict | None = None) -> Path:
+    """Left: speedup over the coalesced kernel against size, one named line per implementation (the best CUDA
+    rung's points named by rung). Right: TFLOP/s against size, the same lines."""
+    plt = report._pyplot()
+    meta = meta or {}
+    times = series(meas)
+    up = speedups(times)
+    colors = {"cuda naive": "lightsteelblue", "cuda coalesced": "tab:cyan", "cuda tiled T=16": "tab:green",
+              "cuda tiled T=32": "tab:olive", BEST: "tab:blue", "torch.mm": "dimgray"}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.5))
+    for name, color in colors.items():
+        by = times.get(name, {})
+        for ax, ys in ((left, up.get(name, {})), (right, {n: 2 * n ** 3 / (t * 1e-3) / 1e12 for n, t in by.items()})):
+            ns = sorted(ys)
+            if not ns:
+                continue
+            ax.plot(ns, [ys[n] for n in ns], marker="o", color=color, label=name)
+            ax.annotate(name.replace("cuda ", ""), (ns[-1], ys[ns[-1]]), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=8, color=color)
+            if name == BEST and ax is left:
+                for n in ns:
+                    ax.annotate(best_rung(meas, n)[0].replace("cuda ", ""), (n, ys[n]), xytext=(0, 7),
+                                textcoords="offset points", ha="center", fontsize=7, color=color)
+    from matplotlib.ticker import FuncFormatter
+    for ax, label in ((left, f"speedup over {BASE} (its time / this time)"), (right, "TFLOP/s")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+        ax.set_xticks(meas["sizes"], [str(n) for n in meas["sizes"]])
+        ax.set_xlim(min(meas["sizes"]) / 1.3, max(meas["sizes"]) * 2.2)
+        ax.set_xlabel("N (N x N x N, fp32 IEEE)")
+        ax.set_ylabel(label)
+        ax.grid(which="major", alpha=0.3)
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    skipped = sorted({c["impl"].replace("cuda ", "") for c in meas["cells"] if c.get("note")})
+    capped = f"; not run where a call would exceed {meas['cap_s']:g} s: {', '.join(skipped)}" if skipped else ""
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: square fp32 products by size{capped}", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_scaling(meas: dict, claims: list, meta: dict, out_dir: Path) -> list:
+    """scaling.json (measurements and verdicts), claims.md, scaling.png and RESULTS.md under out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "scaling.json").write_text(json.dumps({"meta": meta, "measurements": meas, "claims": claims}, indent=1))
+    (out_dir / "claims.md").write_text(claims_table(claims) + "\n")
+    chart = scaling_chart(meas, out_dir / "scaling.png", meta)
+    page = report.write_page(out_dir, meta, [("Scaling (fp32 IEEE squares)", scaling_table(meas), "text"),
+                                             ("The claims", claims_table(claims), "markdown")], [chart])
+    return [out_dir / "scaling.json", out_dir / "claims.md", chart, page]
+
+
 # ---- the preset ---------------------------------------------------------------------------------
 
 def run(args, meta: dict) -> int:
-    """Measures, prints the scaling table and the claims table; writes scaling.json and scaling.png under --out."""
-    from tqdm import tqdm
-
-    from . import report
-    if not torch.cuda.is_available():
-        print("No CUDA GPU found: --preset scaling times GPU kernels. Nothing timed.")
-        return 0
-    from . import impls
+    """Measures, prints the scaling table and the claims table; writes them under --out (write_scaling)."""
     count = sum(i.level == "thread" for i in impls.registry("fp32")) + 1
-    with tqdm(total=len(SIZES) * count * args.rounds, desc="scaling", file=sys.stderr) as progress:
-        meas = measure(SIZES, args.time_cap, args.rounds, progress)
+    meas = measure(SIZES, args.time_cap, args.rounds, Steps(len(SIZES) * count * args.rounds, "scaling"))
     traffic_path = Path(args.out) / "traffic.json" if args.out else None
     traffic_rows = json.loads(traffic_path.read_text())["rows"] if traffic_path and traffic_path.exists() else None
     rows = verdicts(meas, traffic_rows)
@@ -272,9 +350,9 @@ def run(args, meta: dict) -> int:
           "device-time medians (common.device_ms)"
           + (f" of {args.rounds} interleaved rounds" if args.rounds > 1 else "")
           + f"; x = {BASE} time / this time; skipped where a call would take over {args.time_cap:g} s\n")
-    print(report.scaling_table(meas))
-    print("\n" + report.claims_table(rows))
+    print(scaling_table(meas))
+    print("\n" + claims_table(rows))
     if args.out:
-        for path in report.write_scaling(meas, rows, meta, Path(args.out)):
+        for path in write_scaling(meas, rows, meta, Path(args.out)):
             print("wrote", path)
     return 0

@@ -139,9 +139,10 @@ def host_suite(rounds: int):
     microseconds, so the host's launch path is what is timed. Rounds interleave the calls. Ask for 15: with 3, one
     version's linear / F.linear moved between 1.03 and 1.31 from process to process (session 24, run 3), where 15
     rounds in one process timed F.linear against itself within 1% (run 4)."""
-    from tritonmm import fast_launch, plan
+    from tritonmm import fast_launch, thresholds
+    from tritonmm.planner import chosen
     rows = []
-    # (M, N, K, path, bias): 64^3 on each kernel path (the TMA kernel forced by lowering its size bar), the linears
+    # (M, N, K, path, bias): 64^3 on each kernel path (the TMA kernel forced by lowering its size bars), the linears
     # also with a bias, and decode products x @ W.T, which split-K runs as two launches.
     for M, N, K, path, with_bias in ((64, 64, 64, "pointer", False), (64, 64, 64, "tma", False),
                                      (64, 64, 64, "pointer", True), (64, 64, 64, "tma", True),
@@ -154,22 +155,18 @@ def host_suite(rounds: int):
                "tritonmm.matmul": lambda: tritonmm.matmul(a, w.T),
                "F.linear": lambda: torch.nn.functional.linear(a, w, bias),
                "tritonmm.linear": lambda: tritonmm.linear(a, w, bias)}
-        saved = plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM
-        if path == "tma":
-            plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = 0, 0
-        try:
+        forced = thresholds.override(tma_min_macs=0, few_tiles_per_sm=0) if path == "tma" else contextlib.nullcontext()
+        with forced:
             for fn in fns.values():
                 fn()
-            chosen = plan.chosen(a, w.T, "native")
+            cfg, taken = chosen(a, w.T, "native")
             us = {name: [] for name in fns}
             for _ in range(rounds):
                 for name, fn in fns.items():
                     us[name].append(timing.host_us_per_call(fn))
-        finally:
-            plan.TMA_MIN_MACS, plan.FEW_TILES_PER_SM = saved
         us = {name: statistics.median(t) for name, t in us.items()}
         rows.append([f"{M}x{N}x{K}" + (" +bias" if with_bias else ""),
-                     f"{chosen[1]} split {chosen[0].kwargs.get('SPLIT_K', 1)}",
+                     f"{taken} split {cfg.kwargs.get('SPLIT_K', 1)}",
                      *(f"{us[n]:.1f}" for n in fns), f"{us['tritonmm.mm'] / us['torch.mm']:.2f}",
                      f"{us['tritonmm.matmul'] / us['torch.mm']:.2f}", f"{us['tritonmm.linear'] / us['F.linear']:.2f}"])
     return (f"direct relaunch (fast_launch) {'on' if fast_launch.enabled() else 'OFF'}; x @ W.T, bf16, us per call; "

@@ -18,10 +18,12 @@ import triton
 import triton.language as tl
 
 import tritonmm
-from tritonmm import plan
+from tritonmm import thresholds
+from tritonmm.precision import resolve_precision
+from tritonmm.product import Product
 
 from . import impls
-from .scaling import rel_err
+from .common import rel_err
 from .traffic import RANGE
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -32,16 +34,13 @@ def traffic_marker(flag_ptr):  # its name is traffic.MARKER
     tl.store(flag_ptr, 1)
 
 
-@contextlib.contextmanager
 def kernel_path(path):
-    """Forces tritonmm's kernel path as tests/conftest.py does: plan reads TMA_MIN_MACS at every
-    call, and a product below it takes the pointer kernel. None leaves the library's choice."""
-    saved = plan.TMA_MIN_MACS
-    plan.TMA_MIN_MACS = {"tma": 0, "pointer": float("inf"), None: saved}[path]
-    try:
-        yield
-    finally:
-        plan.TMA_MIN_MACS = saved
+    """A context forcing tritonmm's kernel path as the tests do: "tma" lowers the TMA kernel's size bar to 0,
+    "pointer" raises it past every product (the pointer kernel takes what is below it). None leaves the
+    library's choice."""
+    if path is None:
+        return contextlib.nullcontext()
+    return thresholds.override(tma_min_macs={"tma": 0, "pointer": float("inf")}[path])
 
 
 def runner(job: dict, dtype: str):
@@ -54,12 +53,12 @@ def runner(job: dict, dtype: str):
 
 def taken_path(job, a, b, out) -> str | None:
     """The kernel path tritonmm takes for these operands now ("tma" only on Hopper and for
-    products whose tiles fill the GPU: plan.tma_path)."""
+    products whose tiles fill the GPU: rules.tma_path)."""
     if job["kind"] != "tritonmm":
         return None
     try:
-        precision = plan.resolve_precision(a.dtype, "ieee" if a.dtype == torch.float32 else None)
-        return plan.Product(a, b, out, precision).path
+        precision = resolve_precision(a.dtype, "ieee" if a.dtype == torch.float32 else None)
+        return Product(a, b, out, precision).path
     except Exception as e:  # plan's internals moved: the measurement still stands, unlabelled
         return f"unknown ({type(e).__name__})"
 

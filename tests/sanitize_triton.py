@@ -21,7 +21,8 @@ import sys
 import torch
 
 import tritonmm
-from tritonmm import config_space, planner, staging, thresholds, device, layout, rules, launch as launching, relaunch, product, precision, validation  # noqa: F401
+from bench.common import rel_err  # ||out - ref|| over ||ref|| (or ||scale||); inf for NaN or inf
+from tritonmm import config_space, device, planner, thresholds
 from tritonmm.kernels.tiles import ACTIVATIONS, BIAS_KINDS
 from tritonmm.tune import operands
 
@@ -41,14 +42,6 @@ def bf16_bias(kind: str, M: int, N: int):
     if kind == "none":
         return None
     return torch.randn({"row": (N,), "column": (M, 1), "matrix": (M, N)}[kind], device="cuda").bfloat16()
-
-
-def rel_err(out: torch.Tensor, ref: torch.Tensor, scale=None) -> float:
-    """||out - ref|| over ||ref||, or over the larger of ||ref|| and ||scale|| where given (magnitude())."""
-    if not torch.isfinite(out).all():
-        return float("inf")
-    denominator = ref.norm() if scale is None else torch.maximum(ref.norm(), scale.norm())
-    return ((out.double() - ref).norm() / denominator.clamp_min(1e-300)).item()
 
 
 def magnitude(a, b, bias=None) -> torch.Tensor:

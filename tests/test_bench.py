@@ -109,12 +109,108 @@ def run_bench(*args, env=None):
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")
-def test_cpu_fallback_exits_zero_with_a_message():
-    out = run_bench("--quick")
+def test_cpu_run_names_what_it_cannot_honour_and_writes_out(tmp_path):
+    out = run_bench("--quick", "--dtype", "bf16", "--shape", "64x32x16", "--out", str(tmp_path / "new" / "dir"))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("No CUDA GPU found")
+    assert "Not honoured without a GPU: --quick, --shape 64x32x16, --dtype bf16." in out.stdout
     assert "relative error" in out.stdout and "(ok)" in out.stdout and "tiled T=32" in out.stdout
     assert "Traceback" not in out.stderr
+    written = tmp_path / "new" / "dir"
+    data = json.loads((written / "cpu.json").read_text())
+    assert data["passed"] and data["meta"]["not_honoured"] == ["--quick", "--shape 64x32x16", "--dtype bf16"]
+    page = (written / "RESULTS.md").read_text()
+    assert page.startswith("# Benchmark results: no GPU (the CPU run)") and f"torch {torch.__version__}" in page
+    assert "Command: `python -m bench --quick" in page and "tiled T=32" in page and "--shape 64x32x16" in page
+
+
+def bench_main(capsys, *args):
+    """python -m bench's main in this process (no interpreter start-up): (exit status, stdout, stderr)."""
+    from bench import __main__ as cli
+    try:
+        code = cli.main(list(args))
+    except SystemExit as e:  # argparse's usage errors
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the CPU run")
+@pytest.mark.parametrize("args", [["--preset", "first-call", "--draw", "3"], ["--preset", "model", "--rounds", "3"],
+                                  ["--traffic"]])
+def test_gpu_only_runs_exit_3_without_a_gpu(capsys, tmp_path, args):
+    code, out, err = bench_main(capsys, *args, "--out", str(tmp_path))
+    assert code == 3 and out.startswith("No CUDA GPU found") and "Nothing asked for ran" in err
+    assert f"Not honoured without a GPU: {' '.join(args[:2])}" in out
+    assert (tmp_path / "RESULTS.md").exists()  # the smoke job that did run
+
+
+def test_alone_presets_refuse_other_options(capsys):
+    for args, message in ((["--preset", "first-call", "--dtype", "fp32"], "--preset first-call runs bf16 and fp16"),
+                          (["--preset", "model", "--shape", "8x8x8"], "--preset model runs on its own"),
+                          (["--preset", "model", "--dtype", "fp8"], "--preset model runs bf16 and fp16 only"),
+                          (["--preset", "model", "--draw", "4"], "--draw draws the sweep's shapes"),
+                          (["--preset", "scaling", "--dtype", "bf16"], "nor --dtype"),
+                          (["--preset", "first-call", "--quick"], "runs on its own")):
+        code, _, err = bench_main(capsys, *args)
+        assert code == 2 and message in err, (args, err[-500:])
+
+
+def test_given_flags_are_named_as_typed():
+    from bench import __main__ as cli
+    p = cli.parser()
+    args = p.parse_args(["--quick", "--shape", "1x2x3", "--shape", "4x5x6", "--rounds", "2", "--preset", "odd"])
+    assert cli.given_flags(p, args) == ["--quick", "--preset odd", "--shape 1x2x3", "--shape 4x5x6", "--rounds 2"]
+    assert cli.given_flags(p, p.parse_args([])) == []
+
+
+def test_progress_lines_and_phase_times(capsys):
+    from bench.progress import Steps, phase
+    record = {}
+    with phase("compile", record):
+        steps = Steps(3, "table")
+        steps.step("fp32 8x8x8 torch.mm")
+        steps.step("two at once", 2)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "phase compile ..." and err[1].startswith("[table 1/3, ") and err[1].endswith("] fp32 8x8x8 torch.mm")
+    assert err[2].startswith("[table 3/3, ") and err[3].startswith("phase compile: ") and err[3].endswith(" s")
+    assert list(record) == ["compile"] and record["compile"] >= 0
+
+
+def test_rel_err_is_frobenius_and_never_small_on_nan():
+    from bench.common import rel_err
+    ref = torch.tensor([[3.0, 4.0]], dtype=torch.float64)
+    assert rel_err(torch.tensor([[3.0, 4.0]]), ref) == 0
+    assert rel_err(torch.tensor([[3.0, 3.0]]), ref) == pytest.approx(1 / 5)
+    assert rel_err(torch.tensor([[3.0, 3.0]]), ref, scale=torch.tensor([[6.0, 8.0]])) == pytest.approx(1 / 10)
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        assert rel_err(torch.tensor([[3.0, bad]]), ref) == float("inf")
+        assert rel_err(torch.tensor([[3.0, 4.0]]), torch.tensor([[3.0, bad]])) == float("inf")
+    big = torch.full((64, 64), 1e4, dtype=torch.bfloat16)  # one NaN among many good elements is still inf
+    big[17, 3] = float("nan")
+    assert rel_err(big, torch.full((64, 64), 1e4, dtype=torch.float64)) == float("inf")
+    zeros = torch.zeros(2, 2, dtype=torch.float64)
+    assert rel_err(zeros.float(), zeros) == 0 and rel_err(torch.ones(2, 2), zeros) > 1e100
+
+
+def test_quick_leaves_pinned_tiles_out_and_names_untuned_rows(monkeypatch):
+    pinned = {f"tritonmm {bm}x{bn}x{bk}" for bm, bn, bk, _ in impls.PINNED_TILES}
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "0")
+    quick = {i.name for i in impls.registry("bf16", pinned=False)}
+    assert impls.UNTUNED in quick and not quick & pinned and pinned <= {i.name for i in impls.registry("bf16")}
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    fp32 = [i.name for i in impls.registry("fp32")]
+    assert impls.TUNED in fp32 and len(fp32) == 17  # torch.mm, 12 rungs, tritonmm as planned, 3 pinned tiles
+
+
+def test_pyproject_declares_the_package_version_and_runtime_imports():
+    tomllib = pytest.importorskip("tomllib")
+    from pathlib import Path
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert project["version"] == tritonmm.__version__
+    names = {d.split(">")[0].split("<")[0].split("=")[0].strip() for d in project["dependencies"]}
+    assert {"numpy", "ninja", "torch", "triton"} <= names
+    assert "pytest-xdist" in project["optional-dependencies"]["dev"]
 
 
 @pytest.mark.gpu
@@ -137,7 +233,7 @@ def test_small_gpu_run_writes_results(tmp_path):
 @pytest.mark.gpu
 def test_rounds_interleave_and_report_spread(tmp_path):
     out = run_bench("--shape", "512x384x256", "--dtype", "bf16", "--impl", "torch.mm", "--impl", "autotuned",
-                    "--rounds", "3", "--out", str(tmp_path))
+                    "--rounds", "3", "--out", str(tmp_path), env={"TRITONMM_AUTOTUNE": "1"})  # conftest sets 0
     assert out.returncode == 0, out.stderr[-3000:]
     assert "median of 3 interleaved rounds" in out.stdout and report.SPREAD in out.stdout
     rows = json.loads((tmp_path / "results.json").read_text())["rows"]
@@ -281,3 +377,144 @@ def test_gpu_fp8_table(tmp_path):
         if r["ms"] is not None:
             assert r["rel_err"] < 1e-2 and r["tflops"] > 0
     assert sum(r["ms"] is None for r in rows) == 2  # torch._scaled_mm at 100x50x64, both scale kinds
+
+
+# ---- --preset model (bench/model_bench.py) and bench/model.py's LlamaLike ----------------------------------
+
+def _prefix_caches(model, idx):
+    """Each block's keys and values of the tokens idx, as decoding after them reads them."""
+    x, caches = model.tok(idx), []
+    for block in model.blocks:
+        h, attn = block.norm1(x), block.attn
+        B, T, _ = h.shape
+        caches.append(tuple(proj(h).view(B, T, attn.kv_heads, attn.head_dim).transpose(1, 2)
+                            for proj in (attn.k, attn.v)))
+        x = block(x)
+    return caches
+
+
+def test_llama_like_decodes_what_a_causal_pass_computes():
+    from bench.model import LlamaLike, make_caches
+    torch.manual_seed(0)
+    model = LlamaLike(vocab=50, width=32, heads=4, kv_heads=2, hidden=48, layers=2)
+    assert model.blocks[0].attn.k.out_features == 16  # two KV heads of 8 serve four query heads
+    idx = torch.randint(50, (2, 6))
+    with torch.no_grad():
+        full = model(idx)
+        assert full.shape == (2, 6, 50)
+        assert torch.allclose(model(idx, last_only=True), full[:, -1:], atol=1e-6)
+        # one token against the cache of the five before it: the causal pass's last position
+        step = model(idx[:, -1:], caches=_prefix_caches(model, idx[:, :-1]))
+        assert torch.allclose(step, full[:, -1:], atol=1e-5)
+        caches = make_caches(model, 2, past=7)
+        assert [c[0].shape for c in caches] == [(2, 2, 7, 8)] * 2 and model(idx[:, :1], caches).shape == (2, 1, 50)
+
+
+def test_model_swapped_copy_shares_weights_and_agrees(device):
+    from bench import model_bench
+    from bench.model import LlamaLike
+    torch.manual_seed(0)
+    base = LlamaLike(vocab=40, width=32, heads=4, kv_heads=2, hidden=48, layers=1).to(device)
+    swapped = model_bench.swapped_copy(base)
+    linears = [m for m in swapped.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(linears) == 8 and all(type(m) is tritonmm.nn.Linear for m in linears)  # 7 per layer and the head
+    assert all(p is q for p, q in zip(base.parameters(), swapped.parameters()))
+    assert not any(type(m) is tritonmm.nn.Linear for m in base.modules())
+    idx = torch.randint(40, (2, 5), device=device)
+    with torch.no_grad():
+        assert torch.allclose(swapped(idx), base(idx), atol=1e-4)
+
+
+def test_model_table():
+    from bench import model_bench
+    diff = {"swap_linears": 1e-3, "use_tritonmm": 2e-3}
+    rows = [dict(step="train", kind="eager", ms={"aten": 30.0, "swap_linears": 25.0, "use_tritonmm": 24.0},
+                 rel_diff=diff, note=""),
+            dict(step="decode", kind="graph", ms={"aten": 1.0, "swap_linears": 0.5}, rel_diff=diff,
+                 note="use_tritonmm not captured: boom")]
+    lines = model_bench.table(rows).splitlines()
+    assert "swap_linears ms (x aten)" in lines[0] and len(lines) == 4
+    assert "25.00 (x1.20)" in lines[2] and "24.00 (x1.25)" in lines[2] and "1.0e-03 / 2.0e-03" in lines[2]
+    assert "0.50 (x2.00)" in lines[3] and " - " in lines[3] and "not captured: boom" in lines[3]
+    assert "8 x 1 token after 1024" in lines[3]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step", ["train", "prefill", "decode"])
+def test_gpu_model_step_times_every_variant(step, monkeypatch):
+    from bench import model_bench
+    from bench.progress import Steps
+    monkeypatch.setattr(model_bench, "TRAIN", (2, 64))
+    monkeypatch.setattr(model_bench, "PREFILL", (2, 64))
+    monkeypatch.setattr(model_bench, "DECODE", (4, 1))
+    monkeypatch.setattr(model_bench, "PAST", 32)
+    small = dict(vocab=256, width=128, heads=4, kv_heads=2, hidden=256)
+    eager, graph = model_bench.measure_step(step, model_bench.models(torch.bfloat16, small, 1), 1, Steps(4, step))
+    assert (eager["kind"], graph["kind"]) == ("eager", "graph")
+    for row in (eager, graph):
+        assert set(row["ms"]) == set(model_bench.VARIANTS) and all(ms > 0 for ms in row["ms"].values()), row
+    assert all(d < 3e-2 for d in eager["rel_diff"].values()), eager["rel_diff"]
+
+
+# ---- --preset first-call (bench/first_call.py) -----------------------------------------------------------
+
+def test_first_call_tuning_cache_is_set_inside_and_restored_after(tmp_path, monkeypatch):
+    import os
+
+    from bench import first_call
+    from tritonmm import tuning
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "0")
+    before = os.environ["TRITONMM_CACHE_DIR"]
+    tuning._memory["stale"] = "config"
+    with first_call.tuning_cache(tmp_path / "cold", tune=True):
+        assert os.environ["TRITONMM_CACHE_DIR"] == str(tmp_path / "cold") and os.environ["TRITONMM_AUTOTUNE"] == "1"
+        assert "stale" not in tuning._memory  # nothing remembered from before: a cold start
+    assert os.environ["TRITONMM_CACHE_DIR"] == before and os.environ["TRITONMM_AUTOTUNE"] == "0"
+    monkeypatch.delenv("TRITONMM_AUTOTUNE")
+    with first_call.tuning_cache(tmp_path / "off", tune=False):
+        assert os.environ["TRITONMM_AUTOTUNE"] == "0"
+    assert "TRITONMM_AUTOTUNE" not in os.environ
+
+
+def _first_call_row(shape, gain, untuned_us=10.0):
+    tuned_us = untuned_us / gain
+    return dict(shape=shape, layout="NT", kind="forward", cls="odd", first_s=12.5, compiled_s=3.25, configs=40,
+                untuned_first_ms=2.0, torch_us=9.0, untuned_us=untuned_us, tuned_us=tuned_us, tuned_gain=gain,
+                untuned_x_torch=9.0 / untuned_us, tuned_x_torch=9.0 / tuned_us, untuned_config="tma 64x64x64 w4 s3",
+                tuned_config="tma 128x128x64 w4 s4", rel_err=None)
+
+
+def test_first_call_table_and_summary():
+    from bench import first_call
+    rows = [_first_call_row("100x4096x4096", 2.0), _first_call_row("3x(64x64x64)", 0.5)]
+    lines = first_call.table(rows).splitlines()
+    assert lines[0].split()[:3] == ["shape", "layout", "kind"] and "tuned / untuned" in lines[0]
+    assert "12.50" in lines[2] and "3.25" in lines[2] and "2.00" in lines[2] and "tma 128x128x64" in lines[2]
+    first, gain, torch_line = first_call.summary(rows)
+    assert "median 12.50 s" in first and "kernels compiled (tuning alone): median 3.25 s" in first
+    assert gain == "untuned time / tuned time over 2 shapes: geomean 1.00, min 0.50 at 3x(64x64x64) NT"
+    assert torch_line == "torch time / tritonmm time: untuned geomean 0.90, tuned geomean 0.90"
+
+
+@pytest.mark.gpu
+def test_gpu_first_call_of_a_shape(tmp_path):
+    from bench import first_call
+    from bench.progress import Steps
+    from bench.sweep import Shape
+    row = first_call.measure_shape("bf16", Shape(200, 96, 128, "NT", kind="forward"), 1, tmp_path, Steps(3, "t"))
+    assert row["first_s"] > 0 and row["compiled_s"] > 0 and row["configs"] >= 1 and row["untuned_first_ms"] > 0
+    assert row["rel_err"] < 1e-2 and row["tuned_gain"] > 0 and row["tuned_x_torch"] > 0
+    assert (tmp_path / "tuned" / "tuning.json").exists() and not (tmp_path / "untuned" / "tuning.json").exists()
+
+
+@pytest.mark.gpu
+def test_gpu_quick_run_shows_its_phases(tmp_path):
+    out = run_bench("--quick", "--shape", "256x128x64", "--dtype", "fp32", "--impl", "torch.mm", "--impl", "tiled",
+                    "--impl", "tritonmm (", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    for line in ("phase compile tritonmm (the CUDA ladder builds meanwhile): ", "phase time the table: ",
+                 "[table 5/5, "):
+        assert line in out.stderr, line
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
+    assert [r["impl"] for r in rows] == ["torch.mm", *(f"cuda tiled T={t}" for t in (8, 16, 32)), impls.UNTUNED]
+    assert "Wall time by phase: " in (tmp_path / "RESULTS.md").read_text()

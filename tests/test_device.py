@@ -4,7 +4,7 @@ import torch
 from conftest import every_product_on_the_tma_kernel, rel_err
 
 import tritonmm
-from tritonmm import config_space, device, launch as launching, planner, staging, thresholds  # noqa: F401
+from tritonmm import config_space, device, planner
 from tritonmm.tune import operands
 
 

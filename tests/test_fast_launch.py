@@ -6,7 +6,7 @@ import triton
 from conftest import rel_err
 
 import tritonmm
-from tritonmm import fast_launch, planner, product, relaunch, thresholds, tuning  # noqa: F401
+from tritonmm import fast_launch, planner, product, relaunch, tuning
 from tritonmm.tune import operands
 
 

@@ -153,7 +153,7 @@ def test_compile_fullgraph(dynamic, device):
 def test_compile_tma_sized_products_run_the_planner(dynamic, device, monkeypatch):
     """A product that takes the TMA path eagerly reaches the compiled graph as the opaque
     tritonmm::eager_product operator, and the graph computes it right, gradients included."""
-    from tritonmm import planner, rules, thresholds, validation
+    from tritonmm import planner, thresholds, validation
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
     ran = []
@@ -176,7 +176,7 @@ def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
     """A product of few tiles over a long K, which the planner may split over K (two launches), reaches
     the compiled graph as the opaque operator too; a small one is traced through to the kernel (in
     the interpreter every operator is opaque: there, only the rule and the results are checked)."""
-    from tritonmm import planner, rules, thresholds, validation
+    from tritonmm import planner, rules, validation
     facts = tritonmm.device.facts(torch.device(device))
     ran = []
     real = planner.product
@@ -220,7 +220,7 @@ def test_compile_bmm_and_linear_without_grad(device):
 def test_gpu_compile_reduce_overhead_cold_cache(tmp_path, monkeypatch):
     """CUDA graphs under torch.compile: with a cold tuning cache and tuning on, nothing may be
     benchmarked inside capture; the graph still computes the right product."""
-    from tritonmm import timing, tuning
+    from tritonmm import tuning
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
     tuning.forget()

@@ -328,7 +328,7 @@ def test_matmul_follows_torch_matmul(shapes, dtype, device):
 
 def test_matmul_folds_without_a_copy(device, monkeypatch):
     """N-D @ 2-D with foldable strides reaches the kernel as a view of a's memory."""
-    from tritonmm import planner, product  # noqa: F401
+    from tritonmm import planner
     seen = []
     real = planner.product
     monkeypatch.setattr(planner, "product", lambda a, b, **kw: seen.append(a.data_ptr()) or real(a, b, **kw))
@@ -339,7 +339,7 @@ def test_matmul_folds_without_a_copy(device, monkeypatch):
 
 def test_matmul_broadcast_reads_with_stride_zero(device, monkeypatch):
     """A broadcast batch operand is read through a batch stride of 0, not copied per batch."""
-    from tritonmm import planner, product  # noqa: F401
+    from tritonmm import planner
     strides = []
     real = planner.product
     monkeypatch.setattr(planner, "product", lambda a, b, **kw: strides.append(b.stride(0)) or real(a, b, **kw))
@@ -412,8 +412,8 @@ def test_bias_kinds_load_vectors_as_vectors(make, kind, device):
 @pytest.mark.gpu
 def test_gpu_epilogue_is_tuned_apart(path, monkeypatch, tmp_path):
     """A config tuned for the plain product is not reused with an epilogue that needs more
-    shared memory (session 3: a 4-stage 128x256 TMA config ran out of it with a bias tile)."""
-    from tritonmm import product, tuning
+    shared memory (a 4-stage 128x256 TMA config ran out of it with a bias tile; design.md: vector-bias)."""
+    from tritonmm import planner, tuning
     monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
     monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
     tuning.forget()

@@ -1,11 +1,12 @@
-"""tritonmm.enable/disable/use_tritonmm: aten mm, addmm and bmm on CUDA tensors routed to tritonmm.
+"""tritonmm.enable/disable/use_tritonmm: aten mm, addmm and bmm (and their out= overloads) routed to tritonmm.
 
-The override registers for the CUDA dispatch key only, so on the CPU these tests check its
-state (enabling, disabling, nesting) and that CPU products never leave aten; the routing
-itself is checked on a GPU, counting tritonmm's launches through plan.product.
+The override registers for the CUDA dispatch key, and in Triton's interpreter (these tests without a
+GPU) for the CPU key too, so the routing tests run on either device, counting tritonmm's launches
+through planner.product. On a GPU, where nothing is interpreted, CPU products stay on aten.
 """
 import subprocess
 import sys
+import warnings
 from unittest import mock
 
 import pytest
@@ -13,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import tritonmm
-from tritonmm import override, plan
+from tritonmm import override, planner, routing
 
 # Relative Frobenius bounds against float64; fp32 allows for TF32, which torch may have on.
 BOUND = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 2e-3}
@@ -29,13 +30,17 @@ def aten_restored():
 
 @pytest.fixture
 def product():
-    """plan.product wrapped in a call counter; the override calls it through the module attribute."""
-    with mock.patch.object(plan, "product", wraps=plan.product) as counted:
+    """planner.product wrapped in a call counter; the override calls it through the module attribute."""
+    with mock.patch.object(planner, "product", wraps=planner.product) as counted:
         yield counted
 
 
 def rel(out: torch.Tensor, ref: torch.Tensor) -> float:
     return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def randn(*shape, dtype=torch.float32, device="cpu"):
+    return torch.randn(*shape, device=device).to(dtype)
 
 
 def test_enable_warns_nothing():
@@ -79,31 +84,11 @@ def test_use_tritonmm_restores_on_exception():
     assert not override.enabled()
 
 
-def test_cpu_products_stay_on_aten():
-    """CPU tensors never reach tritonmm, enabled or not: results are aten's, bit for bit."""
-    a, b, bias = torch.randn(17, 33), torch.randn(33, 9), torch.randn(9)
-    batch_a, batch_b = torch.randn(3, 5, 7), torch.randn(3, 7, 4)
-
-    def products():
-        return torch.mm(a, b), torch.addmm(bias, a, b), torch.bmm(batch_a, batch_b)
-
-    before = products()
-    with tritonmm.use_tritonmm():
-        inside = products()
-    after = products()
-    for ref, x, y in zip(before, inside, after):
-        assert torch.equal(x, ref) and torch.equal(y, ref)
-    assert rel(before[0], a.double() @ b.double()) < 1e-6
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", list(BOUND), ids=str)
-def test_gpu_products_route_to_tritonmm(dtype, product):
-    a = torch.randn(65, 129, device="cuda").to(dtype)
-    b = torch.randn(129, 33, device="cuda").to(dtype)
-    bias = torch.randn(33, device="cuda").to(dtype)
-    batch_a = torch.randn(3, 17, 40, device="cuda").to(dtype)
-    batch_b = torch.randn(3, 40, 24, device="cuda").to(dtype)
+def test_products_route_to_tritonmm(dtype, product, device):
+    a, b, bias = randn(65, 129, dtype=dtype, device=device), randn(129, 33, dtype=dtype, device=device), \
+        randn(33, dtype=dtype, device=device)
+    batch_a, batch_b = randn(3, 17, 40, dtype=dtype, device=device), randn(3, 40, 24, dtype=dtype, device=device)
     a64, b64, bias64 = a.double(), b.double(), bias.double()
     cases = {  # name: (call, float64 reference)
         "mm": (lambda: torch.mm(a, b), a64 @ b64),
@@ -125,44 +110,157 @@ def test_gpu_products_route_to_tritonmm(dtype, product):
     assert product.call_count == after_block  # aten's own kernels again
 
 
-@pytest.mark.gpu
-def test_gpu_backward_products_route_to_tritonmm(product):
+def test_backward_products_route_to_tritonmm(product, device):
     """The override sits below autograd: aten's derivative formulas call mm, which lands here."""
-    a = torch.randn(40, 24, device="cuda", requires_grad=True)
-    b = torch.randn(24, 16, device="cuda", requires_grad=True)
+    a = torch.randn(40, 24, device=device, requires_grad=True)
+    b = torch.randn(24, 16, device=device, requires_grad=True)
     with tritonmm.use_tritonmm():
         out = torch.mm(a, b)
         forward = product.call_count
         out.backward(torch.ones_like(out))
     assert forward == 1 and product.call_count == 3  # dA and dB too
-    ones = torch.ones(40, 16, device="cuda", dtype=torch.float64)
+    ones = torch.ones(40, 16, device=device, dtype=torch.float64)
     assert rel(a.grad, ones @ b.detach().double().T) < BOUND[torch.float32]
     assert rel(b.grad, a.detach().double().T @ ones) < BOUND[torch.float32]
 
 
-@pytest.mark.gpu
-def test_gpu_float64_falls_back_to_aten(product):
-    a = torch.randn(33, 65, device="cuda", dtype=torch.float64)
-    b = torch.randn(65, 17, device="cuda", dtype=torch.float64)
+def test_float64_falls_back_to_aten(product, device):
+    a = torch.randn(33, 65, device=device, dtype=torch.float64)
+    b = torch.randn(65, 17, device=device, dtype=torch.float64)
     aten = torch.mm(a, b)
     with tritonmm.use_tritonmm():
         out = torch.mm(a, b)
     assert product.call_count == 0
-    assert torch.equal(out, aten)  # aten's own cuBLAS kernel, so bit for bit
+    assert torch.equal(out, aten)  # aten's own kernel, so bit for bit
     torch.testing.assert_close(out.cpu(), a.cpu() @ b.cpu())
 
 
-@pytest.mark.gpu
-def test_gpu_addmm_with_beta_falls_back_to_aten(product):
+def test_addmm_with_beta_falls_back_to_aten(product, device):
     """tritonmm's epilogue adds the bias as it is: beta != 1 goes to aten's kernel."""
-    bias = torch.randn(33, device="cuda")
-    a = torch.randn(65, 40, device="cuda")
-    b = torch.randn(40, 33, device="cuda")
+    bias = torch.randn(33, device=device)
+    a = torch.randn(65, 40, device=device)
+    b = torch.randn(40, 33, device=device)
     aten = torch.addmm(bias, a, b, beta=0.5)
     with tritonmm.use_tritonmm():
         out = torch.addmm(bias, a, b, beta=0.5)
     assert product.call_count == 0
     assert torch.equal(out, aten)
+
+
+@pytest.mark.gpu
+def test_gpu_cpu_products_stay_on_aten(product):
+    """Outside the interpreter the override registers for CUDA only: CPU products are aten's, bit for bit."""
+    a, b, bias = torch.randn(17, 33), torch.randn(33, 9), torch.randn(9)
+    batch_a, batch_b = torch.randn(3, 5, 7), torch.randn(3, 7, 4)
+
+    def products():
+        return torch.mm(a, b), torch.addmm(bias, a, b), torch.bmm(batch_a, batch_b)
+
+    before = products()
+    with tritonmm.use_tritonmm():
+        inside = products()
+    assert product.call_count == 0
+    for ref, x in zip(before, inside):
+        assert torch.equal(x, ref)
+
+
+# out= overloads: what torch.compile'd code calls (extern_kernels.mm(a, b, out=buf)).
+
+def _out_cases(dtype, device):
+    """name: (operator, its inputs, the result's shape, float64 reference). Odd sizes, none square."""
+    a, b, bias = randn(37, 53, dtype=dtype, device=device), randn(53, 19, dtype=dtype, device=device), \
+        randn(19, dtype=dtype, device=device)
+    batch_a, batch_b = randn(3, 11, 29, dtype=dtype, device=device), randn(3, 29, 7, dtype=dtype, device=device)
+    return {
+        "mm": (torch.mm, (a, b), (37, 19), a.double() @ b.double()),
+        "addmm": (torch.addmm, (bias, a, b), (37, 19), a.double() @ b.double() + bias.double()),
+        "bmm": (torch.bmm, (batch_a, batch_b), (3, 11, 7), batch_a.double() @ batch_b.double()),
+    }
+
+
+# How torch.compile'd code may pass out=: row-major, its last two dims transposed, or a slice of a wider
+# buffer (inductor writes a product straight into its place in a concatenation). layout: (the buffer's
+# shape for a result of shape s, the view of the buffer that is out).
+LAYOUTS = {
+    "row": (lambda s: s, lambda buf: buf),
+    "transposed": (lambda s: (*s[:-2], s[-1], s[-2]), lambda buf: buf.mT),
+    "slice": (lambda s: (*s[:-1], s[-1] + 5), lambda buf: buf[..., 2:-3]),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("dtype", list(BOUND), ids=str)
+@pytest.mark.parametrize("name", ["mm", "addmm", "bmm"])
+def test_out_overloads_route_to_tritonmm(name, dtype, layout, product, device):
+    op, inputs, shape, ref = _out_cases(dtype, device)[name]
+    buffer_shape, view = LAYOUTS[layout]
+    buffer = torch.full(buffer_shape(shape), float("nan"), dtype=dtype, device=device)
+    out = view(buffer)
+    covered = torch.zeros(buffer.shape, dtype=torch.bool, device=device)
+    view(covered).fill_(True)
+    with tritonmm.use_tritonmm():
+        result = op(*inputs, out=out)
+    assert product.call_count == 1, f"{name}.out did not run on tritonmm"
+    assert result.data_ptr() == out.data_ptr() and result.stride() == out.stride()
+    assert rel(out, ref) < BOUND[dtype]
+    assert buffer[~covered].isnan().all()  # nothing written outside out
+
+
+def _torch_does(call):
+    """What a call does: ("result", tensor) or ("raises", the error's type)."""
+    try:
+        return "result", call()
+    except RuntimeError as error:
+        return "raises", type(error)
+
+
+def _beside_a(bias, a, b):
+    """a and out side by side in one buffer: the same memory, not overlapping (what tritonmm leaves to
+    aten is any out= sharing an input's memory; aten computes this one as usual)."""
+    buffer = torch.empty(a.shape[0], a.shape[1] + b.shape[1], device=a.device, dtype=a.dtype)
+    buffer[:, :a.shape[1]] = a
+    return bias, buffer[:, :a.shape[1]], b, buffer[:, a.shape[1]:]
+
+
+def _with_out(make_out):
+    return lambda bias, a, b: (bias, a, b, make_out(a))
+
+
+# case: (the inputs (bias, a, b) and out= to call with, made from fresh inputs; extra arguments; dtype).
+# Each goes to aten.
+UNUSUAL_OUT = {
+    "resized": (_with_out(lambda a: torch.empty(0, device=a.device)), {}, torch.float32),  # aten resizes it
+    "other dtype": (_with_out(lambda a: torch.empty(9, 6, device=a.device, dtype=torch.float16)), {}, torch.float32),
+    "shares a's memory": (_beside_a, {}, torch.float32),
+    "overlapping": (_with_out(lambda a: torch.empty(6, device=a.device).expand(9, 6)), {}, torch.float32),
+    "float64": (_with_out(lambda a: torch.empty(9, 6, device=a.device, dtype=torch.float64)), {}, torch.float64),
+    "beta": (_with_out(lambda a: torch.empty(9, 6, device=a.device)), {"beta": 0.5}, torch.float32),
+}
+
+
+@pytest.mark.parametrize("case", list(UNUSUAL_OUT))
+def test_out_overloads_hand_the_unusual_to_aten(case, product, device):
+    """An out= tritonmm would not write as torch does goes to aten, which resizes, raises or computes
+    exactly as without the override."""
+    prepare, kwargs, dtype = UNUSUAL_OUT[case]
+    values = (randn(6, dtype=dtype, device=device), randn(9, 13, dtype=dtype, device=device),
+              randn(13, 6, dtype=dtype, device=device))
+    for op in (torch.mm, torch.addmm):
+        if kwargs and op is torch.mm:
+            continue  # beta is addmm's
+
+        def call():
+            bias, a, b, out = prepare(*(t.clone() for t in values))
+            return op(*((bias,) if op is torch.addmm else ()), a, b, out=out, **kwargs)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # aten's own resize warning, the same either way
+            expected = _torch_does(call)
+            with tritonmm.use_tritonmm():
+                got = _torch_does(call)
+        assert product.call_count == 0, f"{op.__name__}.out, {case}"
+        assert got[0] == expected[0]
+        assert got[1] is expected[1] if got[0] == "raises" else torch.equal(got[1], expected[1])
 
 
 @pytest.mark.parametrize("shapes, dims, takes", [
@@ -176,6 +274,5 @@ def test_gpu_addmm_with_beta_falls_back_to_aten(product):
 def test_override_hands_what_aten_rejects_back_to_aten(shapes, dims, takes):
     """tritonmm's kernels never see shapes aten would reject (they would read out of bounds):
     aten gets them, and raises its own error."""
-    from tritonmm import override
     a, b = (torch.empty(s, device="meta") for s in shapes)
-    assert override.shapes_ok(a, b, dims) is takes
+    assert routing.shapes_ok(a, b, dims) is takes

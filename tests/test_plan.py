@@ -6,8 +6,7 @@ from conftest import HAS_GPU, every_product_on_the_tma_kernel, every_product_on_
     rel_err
 
 import tritonmm
-from tritonmm import config_space, device as devices, launch as launching, layout, planner, product, relaunch, rules, staging, thresholds, \
-    validation  # noqa: F401
+from tritonmm import config_space, device as devices, launch as launching, planner, product, relaunch, rules, thresholds, validation
 from tritonmm.product import Product
 from tritonmm.tune import operands
 

@@ -4,7 +4,7 @@ import torch
 from conftest import every_product_on_the_tma_kernel, rel_err
 
 import tritonmm
-from tritonmm import config_space, planner, precision, thresholds  # noqa: F401
+from tritonmm import config_space
 from tritonmm.precision import resolve_precision
 from tritonmm.product import Product
 from tritonmm.tune import operands

@@ -1,13 +1,15 @@
 """The scaling preset's verdicts on the tiling write-ups' claims, from made-up measurements (no GPU)."""
+import ast
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import HAS_GPU
 
-from bench import report, scaling
+from bench import scaling
 
 UPPER = ["cuda blocktile_2d", "cuda double_buffer 2blk/SM"]
 LADDER = ["cuda naive", "cuda coalesced", "cuda tiled T=16", "cuda tiled T=32", *UPPER]
@@ -74,7 +76,7 @@ def test_verdicts_fall_back_to_the_largest_common_size_when_capped():
     assert rows[7]["holds?"] == "does not hold"  # the speedup stays flat: x1.0 growth against their x4
     assert rows[8]["holds?"] == "holds here" and "wrong: cuda blocktile_2d at 1000" in rows[8]["measured here"]
     assert rows[3]["holds?"] == "not measured"  # no rung above the tiled kernels was timed
-    table = report.scaling_table(meas)
+    table = scaling.scaling_table(meas)
     assert "skipped: ~9.0 s/call > 3 s cap" in table and "(x1.60)" in table
 
 
@@ -108,16 +110,30 @@ def test_claims_table_and_chart(tmp_path):
                                               ("cuda double_buffer 2blk/SM", 0.06), ("torch.mm", 0.05))}
     meas = fake(times)
     rows = scaling.verdicts(meas)
-    text = report.claims_table(rows)
+    text = scaling.claims_table(rows)
     assert text.startswith("| #") and "| holds?" in text and text.count("\n") == len(rows) + 1
-    paths = report.write_scaling(meas, rows, dict(gpu="Test GPU"), tmp_path)
+    paths = scaling.write_scaling(meas, rows, dict(gpu="Test GPU"), tmp_path)
     assert (tmp_path / "scaling.png").stat().st_size > 10_000 and tmp_path / "claims.md" in paths
     assert json.loads((tmp_path / "scaling.json").read_text())["claims"][0]["#"] == 1
+    page = (tmp_path / "RESULTS.md").read_text()
+    assert tmp_path / "RESULTS.md" in paths and page.startswith("# Benchmark results: Test GPU")
+    assert "## The claims" in page and "| holds?" in page and "![scaling](scaling.png)" in page
+
+
+def test_report_imports_nothing_of_scaling():
+    # scaling.py builds on report.py, never the other way round: no import circle between them
+    from bench import report
+    tree = ast.parse(Path(report.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not any("scaling" in name for name in imported)
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")
-def test_scaling_without_a_gpu_says_so_in_one_line():
+def test_scaling_without_a_gpu_says_so_and_exits_3():
     out = subprocess.run([sys.executable, "-m", "bench", "--preset", "scaling"], capture_output=True, text=True,
                          timeout=600, env=dict(os.environ))
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().count("\n") == 0 and out.stdout.startswith("No CUDA GPU found")
+    assert out.returncode == 3, out.stderr[-2000:]
+    assert out.stdout.startswith("No CUDA GPU found") and "Not honoured without a GPU: --preset scaling" in out.stdout
+    assert "Nothing asked for ran: --preset scaling" in out.stderr

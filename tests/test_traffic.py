@@ -89,6 +89,8 @@ def test_traffic_table_and_chart(tmp_path):
     assert json.loads((tmp_path / "traffic.json").read_text())["rows"][1]["impl"] == "cuda tiled T=32"
     chart = tmp_path / "traffic_fp32_1024x1024x1024.png"
     assert chart in paths and chart.stat().st_size > 10_000
+    page = (tmp_path / "RESULTS.md").read_text()
+    assert page.startswith("# Benchmark results: Test GPU") and "## fp32 1024x1024x1024" in page and "L2/model" in page
 
 
 def test_plan_covers_the_ladder_both_tritonmm_paths_and_cublas():
@@ -195,10 +197,11 @@ def run_bench(*args):
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")
-def test_traffic_without_a_gpu_says_so_in_one_line():
+def test_traffic_without_a_gpu_says_so_and_exits_3():
     out = run_bench("--traffic")
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().count("\n") == 0 and out.stdout.startswith("No CUDA GPU found")
+    assert out.returncode == 3, out.stderr[-2000:]
+    assert out.stdout.startswith("No CUDA GPU found") and "Not honoured without a GPU: --traffic." in out.stdout
+    assert "Nothing asked for ran: --traffic" in out.stderr
 
 
 def test_traffic_runs_on_its_own():

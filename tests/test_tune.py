@@ -9,8 +9,7 @@ from conftest import HAS_GPU, rel_err
 
 import tritonmm
 from tritonmm import cache, timing, tuning
-from tritonmm import device
-from tritonmm.plan import Product
+from tritonmm.product import Product
 from tritonmm.tune import operands
 
 SHAPE = (128, 128, 64)
@@ -107,9 +106,12 @@ def test_cli_rejects_bad_shapes(tmp_path):
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")
-def test_cli_without_gpu_says_so(tmp_path):
-    out = run_cli("--shape", "64x64x64", cache_dir=tmp_path)
-    assert out.returncode == 0 and "no CUDA GPU" in out.stdout
+def test_cli_without_gpu_fails_saying_nothing_was_tuned(tmp_path):
+    out = run_cli("--shape", "64x64x64", "--preset", "square", cache_dir=tmp_path)
+    assert out.returncode == 1 and "no CUDA GPU" in out.stderr
+    assert "none of the 5 shape(s) asked for was tuned" in out.stderr and "wrote" not in out.stdout
+    assert not (tmp_path / "tuning.json").exists()
+    assert run_cli("--list", cache_dir=tmp_path).returncode == 0  # nothing asked to tune: nothing failed
 
 
 @pytest.mark.gpu

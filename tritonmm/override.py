@@ -9,66 +9,62 @@ The kernels are registered for the CUDA dispatch key, below autograd: aten's own
 formulas still run, and the products they call in the backward pass come here too.
 ``aten::linear`` reaches these through its decomposition (a 2-D or contiguous 3-D input with
 a bias becomes addmm, whose bias add is fused into tritonmm's epilogue; others mm or bmm).
-Anything tritonmm does not take (other dtypes, addmm with beta or alpha other than 1, mixed
-devices) goes to the kernel aten had before, fetched from the dispatcher when enabling.
+The ``out=`` overloads (mm.out, addmm.out, bmm.out) are taken as well: torch.compile'd code calls
+them (inductor's ``extern_kernels.mm(a, b, out=buf)``). While enabled, an inductor graph pass
+(inductor_pass.py) also rewrites compiled graphs' products into tritonmm's operators; docs/compile.md.
+Anything tritonmm does not take (routing.py: other dtypes, addmm with beta or alpha other than 1,
+mixed devices, an out= aten would resize or that shares memory with an input) goes to the kernel
+aten had before, fetched from the dispatcher when enabling. In Triton's interpreter (the tests
+without a GPU) CPU tensors are taken too, registered for the CPU dispatch key.
 """
 import contextlib
+import functools
 import inspect
 import warnings
 
 import torch
 
-from . import plan, validation
+from . import planner
+from .routing import default_precision, dispatch_keys, takes
 
-_SUPPORTED = validation.SUPPORTED_DTYPES
-_state = {"lib": None, "original": {}}
+_state = {"lib": None}
 
 
-def _get_kernel(name: str):
-    """The CUDA kernel aten has for an operator now (torch.library.get_kernel, torch >= 2.10;
-    the dispatcher call behind it otherwise)."""
+def _get_kernel(name: str, key: str):
+    """The kernel aten has for an operator and dispatch key now (torch.library.get_kernel, torch >=
+    2.10; the dispatcher call behind it otherwise)."""
     getter = getattr(torch.library, "get_kernel", None)
     if getter is not None:
-        return getter(name, "CUDA")
-    return torch._C._dispatch_get_computed_kernel_for_dispatch_key(name, torch._C.DispatchKey.CUDA)
+        return getter(name, key)
+    return torch._C._dispatch_get_computed_kernel_for_dispatch_key(name, getattr(torch._C.DispatchKey, key))
 
 
-def shapes_ok(a, b, dims: int) -> bool:
-    """The shapes aten's mm (dims 2) or bmm (dims 3) accepts. Anything else goes to aten, which
-    raises its own error: the kernels below this layer assume checked arguments."""
-    return a.dim() == b.dim() == dims and a.shape[-1] == b.shape[-2] and a.shape[:-2] == b.shape[:-2]
+# Each kernel serves an operator and its .out overload: ``out`` is {} or {"out": tensor}, passed on as
+# it came, to planner.product or to aten's kernel (``aten``, bound when enabling).
+def _mm(aten, keyset, a, b, **out):
+    if takes(a, b, dims=2, **out):
+        return planner.product(a, b, precision=default_precision(a.dtype), **out)
+    return aten.call_boxed(keyset, a, b, **out)
 
 
-def _takes(a, b, *others, dims: int) -> bool:
-    """Whether tritonmm computes this product: a supported dtype, all on one CUDA device, shapes_ok."""
-    return (a.dtype in _SUPPORTED and a.device.type == "cuda"
-            and all(t.dtype == a.dtype and t.device == a.device for t in (b, *others)) and shapes_ok(a, b, dims))
+def _bmm(aten, keyset, a, b, **out):
+    if takes(a, b, dims=3, **out):
+        return planner.product(a, b, precision=default_precision(a.dtype), **out)
+    return aten.call_boxed(keyset, a, b, **out)
 
 
-def _mm(keyset, a, b):
-    if _takes(a, b, dims=2):
-        return plan.product(a, b, precision=plan.resolve_precision(a.dtype, None))
-    return _state["original"]["aten::mm"].call_boxed(keyset, a, b)
-
-
-def _bmm(keyset, a, b):
-    if _takes(a, b, dims=3):
-        return plan.product(a, b, precision=plan.resolve_precision(a.dtype, None))
-    return _state["original"]["aten::bmm"].call_boxed(keyset, a, b)
-
-
-def _addmm(keyset, bias, a, b, *, beta=1, alpha=1):
-    if beta == 1 and alpha == 1 and _takes(a, b, bias, dims=2):
+def _addmm(aten, keyset, bias, a, b, *, beta=1, alpha=1, **out):
+    if beta == 1 and alpha == 1 and takes(a, b, bias, dims=2, **out):
         try:
             bias.expand(a.shape[0], b.shape[1])
         except RuntimeError:
             pass  # aten raises its own error for a bias that does not broadcast
         else:
-            return plan.product(a, b, bias=bias, precision=plan.resolve_precision(a.dtype, None))
-    return _state["original"]["aten::addmm"].call_boxed(keyset, bias, a, b, beta=beta, alpha=alpha)
+            return planner.product(a, b, bias=bias, precision=default_precision(a.dtype), **out)
+    return aten.call_boxed(keyset, bias, a, b, beta=beta, alpha=alpha, **out)
 
 
-_IMPLS = {"aten::mm": _mm, "aten::bmm": _bmm, "aten::addmm": _addmm}
+_IMPLS = {"mm": _mm, "mm.out": _mm, "bmm": _bmm, "bmm.out": _bmm, "addmm": _addmm, "addmm.out": _addmm}
 
 
 def enabled() -> bool:
@@ -76,29 +72,40 @@ def enabled() -> bool:
 
 
 def enable() -> None:
-    """Routes aten mm, addmm and bmm on CUDA tensors of float16, bfloat16 and float32 to tritonmm,
-    for the whole process, until disable(). Enabling twice is harmless."""
+    """Routes aten mm, addmm and bmm (and their out= overloads) on CUDA tensors of float16, bfloat16
+    and float32 to tritonmm, for the whole process, until disable(), and installs the graph pass that
+    puts tritonmm's operators into graphs torch.compile compiles meanwhile. Enabling twice is harmless."""
     if enabled():
         return
-    _state["original"] = {name: _get_kernel(name) for name in _IMPLS}
+    from . import inductor_pass
+    inductor_pass.install()  # first: where torch's inductor cannot be imported, nothing has changed
     lib = torch.library.Library("aten", "IMPL")
-    # torch 2.13+ registers its own Python kernel for CUDA bmm; replacing a Python registration
-    # needs allow_override (its default became True in 2.13, and it is missing before 2.11).
-    override = {"allow_override": True} if "allow_override" in inspect.signature(lib.impl).parameters else {}
-    with warnings.catch_warnings():
-        # Replacing aten's CUDA kernels is what enabling asks for; torch 2.11-2.12 warned about it once a
-        # process ("Overriding a previously registered kernel", after a first line of its own).
-        warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
-        for name, fn in _IMPLS.items():
-            lib.impl(name.removeprefix("aten::"), fn, "CUDA", with_keyset=True, **override)
+    try:
+        # torch 2.13+ registers its own Python kernel for CUDA bmm; replacing a Python registration
+        # needs allow_override (its default became True in 2.13, and it is missing before 2.11).
+        override = {"allow_override": True} if "allow_override" in inspect.signature(lib.impl).parameters else {}
+        # aten's kernels, every one fetched before any is replaced.
+        kernels = {(name, key): _get_kernel(f"aten::{name}", key) for name in _IMPLS for key in dispatch_keys()}
+        with warnings.catch_warnings():
+            # Replacing aten's CUDA kernels is what enabling asks for; torch 2.11-2.12 warned about it once a
+            # process ("Overriding a previously registered kernel", after a first line of its own).
+            warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
+            for (name, key), aten in kernels.items():
+                lib.impl(name, functools.partial(_IMPLS[name], aten), key, with_keyset=True, **override)
+    except BaseException:  # half enabled is not a state: back to aten's kernels and the user's pass
+        lib._destroy()
+        inductor_pass.uninstall()
+        raise
     _state["lib"] = lib
 
 
 def disable() -> None:
-    """Gives aten its own kernels back."""
+    """Gives aten its own kernels back, and inductor the post-grad pass it had before enable()."""
     lib, _state["lib"] = _state["lib"], None
     if lib is not None:
         lib._destroy()
+        from . import inductor_pass
+        inductor_pass.uninstall()
 
 
 @contextlib.contextmanager

@@ -3,6 +3,10 @@
     python -m tritonmm.tune --shape 4096x4096x4096 --dtype bf16
     python -m tritonmm.tune --preset llm --dtype bf16 --layout NT
     python -m tritonmm.tune --list | --clear
+
+Exits 0 when every shape asked for was tuned (or only --list / --clear was asked), 1 when any was not:
+without a CUDA GPU nothing can be timed, and a shape none of whose configs compiles is not tuned; each
+reason goes to stderr.
 """
 import argparse
 import sys
@@ -55,7 +59,8 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     from . import device
-    from .plan import Product, resolve_precision
+    from .precision import resolve_precision
+    from .product import Product
     p = argparse.ArgumentParser(prog="python -m tritonmm.tune",
                                 description="Tune tritonmm.matmul for given shapes and store the winners "
                                             f"in the tuning cache ({cache.cache_file()}).")
@@ -83,10 +88,12 @@ def main(argv=None) -> int:
             p.error("give --shape, --preset, --list or --clear")
         return 0
     if not torch.cuda.is_available():
-        print("tritonmm.tune: no CUDA GPU here; tuning times kernels on a GPU. Nothing tuned.")
-        return 0
+        print(f"tritonmm.tune: no CUDA GPU here, and tuning times kernels on one: none of the {len(shapes)} "
+              f"shape(s) asked for was tuned.", file=sys.stderr)
+        return 1
     dtype = DTYPES[args.dtype]
     precision = resolve_precision(dtype, args.precision)
+    failed = []
     for M, N, K in tqdm(shapes, desc="shapes", disable=len(shapes) == 1):
         a, b = operands(M, N, K, dtype, args.layout)
         product = Product(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
@@ -97,10 +104,19 @@ def main(argv=None) -> int:
         print(f"\n{M}x{N}x{K} {dtype} {precision} {args.layout} ({product.path} kernel): "
               f"{len(kept)} of {len(space)} configs kept; pruned {why}; "
               f"{len(candidates) - len(kept)} split-K variants")
-        with tqdm(total=len(candidates), desc="configs", leave=False) as bar, device.on_device(a.device):
-            best, timings = tune(product, progress=bar)
+        try:
+            with tqdm(total=len(candidates), desc="configs", leave=False) as bar, device.on_device(a.device):
+                best, timings = tune(product, progress=bar)
+        except RuntimeError as e:  # no config of the space runs this product: the others may still tune
+            failed.append(f"{M}x{N}x{K}: {e}")
+            continue
         print(_table(timings, best, M, N, K))
-    print(f"\nwrote {cache.cache_file()}")
+    if len(failed) < len(shapes):
+        print(f"\nwrote {cache.cache_file()}")
+    if failed:
+        print(f"tritonmm.tune: {len(failed)} of {len(shapes)} shape(s) not tuned:\n  " + "\n  ".join(failed),
+              file=sys.stderr)
+        return 1
     return 0
 
 
