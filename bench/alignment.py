@@ -44,16 +44,20 @@ def operands(M, N, K, layout, dtype, pad_a, pad_b):
 def measure(M, N, K, layout, dtype=torch.bfloat16, rounds: int = 3) -> dict:
     """{variant: (tritonmm us, torch us or None, tritonmm's config and path, rel err)} for one shape."""
     nsets = copies((M * K + K * N) * dtype.itemsize)
-    graphs, info = {}, {}
+    # A graph holds its tensors' addresses, not the tensors: every variant's operands and outputs stay
+    # referenced here until the last replay.
+    graphs, info, alive = {}, {}, []
     for variant in VARIANTS:
         pad_a = variant in ("A padded", "all padded")
         pad_b = variant in ("B padded", "all padded")
         pad_c = variant in ("C padded", "all padded")
         sets = [operands(M, N, K, layout, dtype, pad_a, pad_b) for _ in range(nsets)]
         out = padded(M, N, dtype, pad_c).fill_(float("nan"))
+        alive.append((sets, out))
         names = [("tritonmm", lambda a, b, out=out: tritonmm.mm(a, b, out=out))]
         if variant in ("contiguous", "all padded"):
             ref_out = padded(M, N, dtype, pad_c)
+            alive.append(ref_out)
             names.append(("torch", lambda a, b, out=ref_out: torch.mm(a, b, out=out)))
         for impl, call in names:
             graphs[(variant, impl)] = _graph(call, sets)

@@ -19,7 +19,9 @@ import contextlib
 import copy
 import json
 import statistics
+import sys
 import time
+import traceback
 from pathlib import Path
 
 import torch
@@ -58,17 +60,28 @@ def wall_ms(fn, budget_s: float = BUDGET_S) -> float:
 
 def capture(fn):
     """A CUDA graph of one fn(), warmed on a side stream first (three calls, as torch's whole-network capture
-    does, so that lazy set-up and the allocator's pools settle outside it); returns its replay."""
+    does, so that lazy set-up, the allocator's pools and a training step's .grad tensors settle outside it);
+    returns its replay. fn must return nothing that holds an autograd graph (step_fn detaches the loss)."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):
             fn()
     torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
     return graph.replay
+
+
+def capture_failure(name: str, error: Exception) -> str:
+    """Why variant name's step was not captured, for the graph row: the error's type and first line. The whole
+    traceback goes to stderr, so that a capture that fails is never only a missing number."""
+    reason = f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:200]}"
+    print(f"{name} not captured in a CUDA graph:\n"
+          + "".join(traceback.format_exception(type(error), error, error.__traceback__)), file=sys.stderr, flush=True)
+    return reason
 
 
 def swapped_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -95,10 +108,16 @@ def step_fn(step: str, model, inputs):
         idx, targets = inputs
 
         def train():
+            # Grads to None first, as torch's whole-network capture does before capturing: backward then
+            # allocates them (from the graph's private pool when captured), and a replay refills them in place.
             model.zero_grad(set_to_none=True)
             loss = F.cross_entropy(model(idx).float().flatten(0, 1), targets.flatten())
             loss.backward()
-            return loss
+            # Detached, so that nothing the step returns keeps its autograd graph alive: a live graph keeps
+            # each parameter's AccumulateGrad node, which the next backward reuses on the stream that made it.
+            # The eager call's (default stream) reused on capture's stream syncs with the default stream and
+            # breaks the capture, for every variant, as they share the parameters.
+            return loss.detach()
         return train
 
     @torch.no_grad()
@@ -119,20 +138,21 @@ def make_inputs(step: str, model, vocab: int) -> tuple:
 
 
 def measure_step(step: str, variants: dict, rounds: int, progress) -> list:
-    """Two rows (eager, graph) for one step: {variant: ms}, the other variants' rel diff against aten's result,
-    and a note where a variant could not be captured."""
+    """Two rows (eager, graph) for one step: {variant: ms}, the other variants' rel diff against aten's result;
+    the graph row's not_captured holds {variant: why} for each variant whose capture failed (its note says
+    the same, the table shows it, stderr has the traceback)."""
     aten_model = variants["aten"][0]
     inputs = make_inputs(step, aten_model, aten_model.head.out_features)
-    fns, results, graphs, notes = {}, {}, {}, []
+    fns, results, graphs, failed = {}, {}, {}, {}
     for name, (model, context) in variants.items():
         progress.step(f"{step}: {name}, eager warm-up (tunes new products) and graph capture")
         fns[name] = step_fn(step, model, inputs)
         with context():
-            results[name] = fns[name]().float().clone()  # also tunes what tritonmm has not met
+            results[name] = fns[name]().detach().float().clone()  # also tunes what tritonmm has not met
             try:
                 graphs[name] = capture(fns[name])
-            except RuntimeError as e:  # the eager row stands without it
-                notes.append(f"{name} not captured: {str(e).splitlines()[0][:80]}")
+            except Exception as e:  # the eager row stands without it; the graph row says why
+                failed[name] = capture_failure(name, e)
     diff = {name: rel_err(results[name], results["aten"].double()) for name in variants if name != "aten"}
     times = {(kind, name): [] for kind in ("eager", "graph") for name in variants}
     progress.step(f"{step}: {rounds} interleaved round(s)")
@@ -145,7 +165,9 @@ def measure_step(step: str, variants: dict, rounds: int, progress) -> list:
     rows = []
     for kind in ("eager", "graph"):
         ms = {name: statistics.median(t) for (k, name), t in times.items() if k == kind and t}
-        rows.append(dict(step=step, kind=kind, ms=ms, rel_diff=diff, note="; ".join(notes) if kind == "graph" else ""))
+        graph = kind == "graph"
+        rows.append(dict(step=step, kind=kind, ms=ms, rel_diff=diff, not_captured=dict(failed) if graph else {},
+                         note="; ".join(f"{name} not captured: {why}" for name, why in failed.items()) if graph else ""))
     return rows
 
 

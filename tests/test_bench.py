@@ -1,4 +1,5 @@
 """The benchmark's pieces: the bytes model, the registry, the CPU fallback, a small GPU run."""
+import contextlib
 import json
 import os
 import subprocess
@@ -439,6 +440,50 @@ def test_model_table():
     assert "8 x 1 token after 1024" in lines[3]
 
 
+def test_model_train_step_returns_a_detached_loss():
+    # A loss that kept its autograd graph would keep each parameter's AccumulateGrad node alive, made on the
+    # stream of the call that made it; the next backward reuses it, and on a capture's stream that breaks the
+    # capture (what emptied the train step's graph row for every variant).
+    from bench import model_bench
+    from bench.model import LlamaLike, make_batch
+    torch.manual_seed(0)
+    model = LlamaLike(vocab=40, width=32, heads=4, kv_heads=2, hidden=48, layers=1)
+    train = model_bench.step_fn("train", model, make_batch(2, 5, 40, "cpu", torch.Generator().manual_seed(1)))
+    loss = train()
+    assert loss.grad_fn is None and not loss.requires_grad and loss.ndim == 0
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_model_step_reports_a_failed_capture(monkeypatch, capsys):
+    from bench import model_bench
+    from bench.model import LlamaLike, make_batch
+    from bench.progress import Steps
+    torch.manual_seed(0)
+    model = LlamaLike(vocab=40, width=32, heads=4, kv_heads=2, hidden=48, layers=1)
+    calls = []
+
+    def capture(fn):  # aten and swap_linears capture; use_tritonmm's capture fails
+        calls.append(fn)
+        if len(calls) == 3:
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing\nmore lines")
+        return fn
+
+    monkeypatch.setattr(model_bench, "capture", capture)
+    monkeypatch.setattr(model_bench, "wall_ms", lambda fn: (fn(), 2.0)[1])
+    monkeypatch.setattr(model_bench, "make_inputs",
+                        lambda step, m, vocab: make_batch(2, 5, vocab, "cpu", torch.Generator().manual_seed(1)))
+    variants = {name: (model, contextlib.nullcontext) for name in model_bench.VARIANTS}
+    eager, graph = model_bench.measure_step("train", variants, 1, Steps(4, "train"))
+    assert set(eager["ms"]) == set(model_bench.VARIANTS) and eager["not_captured"] == {} and eager["note"] == ""
+    assert set(graph["ms"]) == {"aten", "swap_linears"}
+    why = "RuntimeError: CUDA error: operation not permitted when stream is capturing"
+    assert graph["not_captured"] == {"use_tritonmm": why}
+    assert graph["note"] == f"use_tritonmm not captured: {why}"
+    assert "use_tritonmm not captured in a CUDA graph" in capsys.readouterr().err  # the traceback, on stderr
+    assert f"not captured: {why}" in model_bench.table([eager, graph]).splitlines()[-1]
+    assert eager["rel_diff"] == {"swap_linears": 0.0, "use_tritonmm": 0.0}
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("step", ["train", "prefill", "decode"])
 def test_gpu_model_step_times_every_variant(step, monkeypatch):
@@ -451,6 +496,9 @@ def test_gpu_model_step_times_every_variant(step, monkeypatch):
     small = dict(vocab=256, width=128, heads=4, kv_heads=2, hidden=256)
     eager, graph = model_bench.measure_step(step, model_bench.models(torch.bfloat16, small, 1), 1, Steps(4, step))
     assert (eager["kind"], graph["kind"]) == ("eager", "graph")
+    # Every variant captured, aten's above all: a failed capture names itself here, not as a missing number.
+    assert "aten" not in graph["not_captured"], graph["not_captured"]
+    assert graph["not_captured"] == {} and graph["note"] == "", graph["not_captured"]
     for row in (eager, graph):
         assert set(row["ms"]) == set(model_bench.VARIANTS) and all(ms > 0 for ms in row["ms"].values()), row
     assert all(d < 3e-2 for d in eager["rel_diff"].values()), eager["rel_diff"]

@@ -14,8 +14,8 @@ so tritonmm's planner keeps its own kernel, tile and tuning choices. A bias add 
 inductor makes of an addmm followed by pointwise ops) and a following relu, gelu, gelu_tanh or silu
 go into linear's epilogue. An activation arrives decomposed (gelu as mul, erf, add, mul), and its
 decomposition differs across torch versions, so it is recognised by what it computes rather than
-by its ops: the pointwise nodes that consume only the product are run on a probe and compared
-with each activation tritonmm fuses.
+by its ops: the pointwise nodes that consume only the product are run on a float64 probe on the CPU
+(whatever the graph's device and dtype) and compared with each activation tritonmm fuses.
 
 The pass goes into ``torch._inductor.config.post_grad_custom_post_pass`` when enabling, chained to
 whatever pass was there (which runs first), and that pass is put back when disabling. Its uuid()
@@ -24,7 +24,6 @@ reused while disabled, nor the other way round.
 """
 import functools
 import hashlib
-import math
 
 import torch
 import torch.nn.functional as F
@@ -48,10 +47,17 @@ _ACTIVATIONS = {
     "silu": F.silu,
 }
 # Pointwise nodes followed from a product while looking for its activation; gelu_tanh, the longest
-# decomposition seen (torch 2.14), has 9.
+# decomposition seen (torch 2.14), has 9, and 11 with a 16-bit product's casts to float32 and back.
 _MAX_ACTIVATION_NODES = 16
-# The probe an activation candidate runs on: both signs, the kink at 0 and gelu's tails.
-_PROBE = torch.linspace(-8.0, 8.0, 321)
+# The probe an activation candidate runs on, in float64 on the CPU: both signs, the kink at 0, gelu's
+# tails, and |x| of 2 to 3, where gelu and gelu_tanh are furthest apart (4.7e-4 at 2.7; every other
+# pair of activations differs by more than 0.1 somewhere on it).
+_PROBE = torch.linspace(-8.0, 8.0, 321, dtype=torch.float64, device="cpu")
+# How far (|got - want| / max(|want|, 1), at every probe point) a candidate may be from an activation
+# and still be it: float32's unit roundoff, the rounding of the float32 epilogue that computes the
+# activation in linear. Evaluated in float64, torch's decompositions are within 1e-15 of the
+# activations they decompose, and the nearest two activations are 8000 times this apart.
+_MATCH_TOLERANCE = 2.0 ** -24
 # The reshapes that may stand between a product and its activation.
 _VIEWS = (aten.view.default, aten.reshape.default, aten._unsafe_view.default)
 
@@ -248,31 +254,56 @@ def _activation(end, order):
     return None
 
 
+def _exactly_holds(dtype, value_dtype) -> bool:
+    """Whether floating ``dtype`` represents every value of floating ``value_dtype`` exactly: itself, or
+    float32 or float64 at least as wide (float32 holds every bfloat16 and float16)."""
+    return dtype == value_dtype or (dtype in (torch.float32, torch.float64) and dtype.itemsize >= value_dtype.itemsize)
+
+
 def _computes(head, nodes, last):
-    """The activation that ``nodes`` (in graph order) compute of ``head``'s value, judged on a probe
-    in its dtype against each activation computed in float32 and rounded to that dtype: the one
-    closest on average (in 16-bit types gelu and gelu_tanh are within a rounding of each other at
-    some points, and not at others), where it is within a few roundings everywhere; else None."""
+    """The activation that ``nodes`` (in graph order) compute of ``head``'s value, or None.
+
+    The nodes run on a float64 CPU probe, whatever the graph's device and dtype, so that rounding in
+    the graph's dtype (and the device's or torch version's kernels for erf, tanh, exp) plays no part:
+    the floating dtypes they name (the upcast of a 16-bit product to float32 and the cast back) are
+    float64 for the probe. A cast to a dtype that does not hold every value of head's is a rounding
+    the graph asks for, which linear's epilogue would not do: no match. The result is compared with
+    each activation in float64; the activation within _MATCH_TOLERANCE of it at every probe point is
+    the match, where exactly one is (two within it would be too close to tell apart)."""
     dtype = _val(head).dtype
-    probe = _PROBE.to(dtype)
-    values = {head: probe}
+    if not dtype.is_floating_point:
+        return None
+
+    def probe_arg(value):
+        if isinstance(value, torch.dtype) and value.is_floating_point:
+            if not _exactly_holds(value, dtype):
+                raise _NotAnActivation
+            return torch.float64
+        return value
+
+    values = {head: _PROBE}
     try:
         for node in nodes:
             args, kwargs = torch.fx.map_arg((node.args, node.kwargs), lambda n: values[n])
+            args, kwargs = torch.fx.node.map_aggregate((args, kwargs), probe_arg)
             values[node] = node.target(*args, **kwargs)
         got = values[last]
-        if not isinstance(got, torch.Tensor) or got.shape != probe.shape:
+        if not (isinstance(got, torch.Tensor) and got.dtype == torch.float64 and got.device.type == "cpu"
+                and got.shape == _PROBE.shape):
             return None
-    except Exception:  # an op the probe cannot run (a device argument, a shape it bakes in): no match
-        return None
-    got = got.double()
-    best, best_mean, best_max = None, math.inf, math.inf
+    except Exception:  # an op the probe cannot run (a device argument, a shape it bakes in), or a cast
+        return None    # that rounds (_NotAnActivation): no match
+    matches = []
     for name, fn in _ACTIVATIONS.items():
-        want = fn(probe.float()).to(dtype).double()
-        err = (got - want).abs() / want.abs().clamp_min(1.0)
-        if err.mean().item() < best_mean:
-            best, best_mean, best_max = name, err.mean().item(), err.max().item()
-    return best if best_max <= 4 * torch.finfo(dtype).eps else None
+        want = fn(_PROBE)
+        err = ((got - want).abs() / want.abs().clamp_min(1.0)).max().item()
+        if err <= _MATCH_TOLERANCE:  # (False for a NaN)
+            matches.append(name)
+    return matches[0] if len(matches) == 1 else None
+
+
+class _NotAnActivation(Exception):
+    """A probe that cannot be one of the activations (_computes)."""
 
 
 def _insert(graph, before, target, args, like):
