@@ -64,7 +64,7 @@ def replay_errors(graphs: dict, outs: dict, sets: list) -> dict:
 def device_ms(fn) -> float:
     """The bench's device time of fn() in ms: do_bench's loop (timing.median_ms) with the L2 emptied by reading a
     256 MB buffer before each run instead of do_bench's memset of it. The memset leaves the L2 full of dirty lines,
-    which the run's first misses write back to HBM while it reads. Session 22 (notes/experiments/l2_flush.py, H100,
+    which the run's first misses write back to HBM while it reads (design.md: read-flush; H100,
     bf16, CUDA-graph replays over operand copies rotated past the L2): memset-flushed times were 1.14-1.22x the
     read-flushed ones on decode products (16x14336x4096 x @ W.T: 55.2 against 45.8 us for cuBLAS) and 1.10-1.14x at
     4096^3, while read-flushed times stayed within 1-4% of back-to-back replays with no flush at all."""

@@ -107,7 +107,7 @@ class MLPBlock(torch.nn.Module):
 def compile_suite(rounds: int):
     """MLPBlock: eager against torch.compile (inductor), in its default mode and in
     mode="reduce-overhead" (the compiled graph replayed through CUDA-graph trees). Each M compiles
-    anew (static shapes; until session 9 one compile served every M, dynamic from the second). The
+    anew (static shapes). The
     rel diff is against eager, of a default-mode call and of a replayed graph's output."""
     from torch._dynamo.utils import counters
     rows = []
@@ -137,8 +137,8 @@ def compile_suite(rounds: int):
 def host_suite(rounds: int):
     """Host time a call: wall clock over back-to-back calls of products whose kernels take a few
     microseconds, so the host's launch path is what is timed. Rounds interleave the calls. Ask for 15: with 3, one
-    version's linear / F.linear moved between 1.03 and 1.31 from process to process (session 24, run 3), where 15
-    rounds in one process timed F.linear against itself within 1% (run 4)."""
+    version's linear / F.linear moved between 1.03 and 1.31 from process to process, where 15
+    rounds in one process timed F.linear against itself within 1%."""
     from tritonmm import fast_launch, thresholds
     from tritonmm.planner import chosen
     rows = []

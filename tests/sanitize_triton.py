@@ -49,8 +49,7 @@ def magnitude(a, b, bias=None) -> torch.Tensor:
     activation, whose slopes are at most about 1.1), over sqrt(K). On random normal operands its norm is about
     0.64 of the result's (2/pi * K against sqrt(K) per element), so rel_err keeps measuring against the result;
     where the result cancels to near zero (one element whose a * b is close to -bias), it measures against this
-    instead of the cancellation: a 1x1x1 TF32 product with a bias and silu read 2.7e-3 against the result
-    (session 22, run 11)."""
+    instead of the cancellation: a 1x1x1 TF32 product with a bias and silu read 2.7e-3 against the result."""
     scale = a.double().abs() @ b.double().abs()
     scale = planner.epilogue_reference(scale, None if bias is None else bias.double().abs(), "none")
     return scale / a.shape[-1] ** 0.5

@@ -23,7 +23,7 @@ def test_smem_estimate():
 
 def test_prune_drops_what_does_not_fit():
     space = cs.space("16bit")
-    # 160 KB: some configs fit. Since session 11 none fits 120 KB (GPUs of ~100 KB take prune's
+    # 160 KB: some configs fit; none fits 120 KB (GPUs of ~100 KB take prune's
     # shallower-stage fallback, tested below).
     kept, dropped = cs.prune(space, 4096, 4096, 4096, 2, 160_000, tma=True)
     assert kept and all(cs.smem_bytes(c, 2, True) <= 160_000 for c in kept)
@@ -54,7 +54,7 @@ def test_heuristic_gives_every_sm_work_then_large_tiles():
 
 
 def test_heuristic_gives_few_rows_short_tiles_on_the_tma_kernel_only():
-    """Up to SHORT_MAX_ROWS rows a 64-row TMA box is mostly zero-filled rows past A's end (session 22, run 9)."""
+    """Up to SHORT_MAX_ROWS rows a 64-row TMA box is mostly zero-filled rows past A's end (design.md: short-tiles)."""
     for M in (2, 16, 32):
         cfg = default_config.heuristic(M, 5120, 5120, torch.bfloat16, "native", 132, 2, H100_SMEM, True)
         assert cfg in cs.short_space("16bit") and cfg.kwargs["BLOCK_M"] == 16, M
@@ -173,7 +173,7 @@ def test_heuristic_gives_the_pointer_kernel_no_tma_only_config():
 
 
 def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve(monkeypatch):
-    """256x128 (tall products, session 16): fits Hopper's shared memory with the TMA store's half tile,
+    """256x128 (tall products, design.md: tall-tile): fits Hopper's shared memory with the TMA store's half tile,
     not with a matrix bias's layout conversion besides; pruned for M <= 128; never the heuristic's pick, on
     either path, though the largest-tile rule would give it to short, wide products."""
     tall = cs.make_config(256, 128, 64, 4, 8)

@@ -190,7 +190,7 @@ def test_short_tiles_offered_to_few_rows_on_the_tma_kernel_only(monkeypatch, dev
 
 def test_tma_split_rule():
     """Slices where the tiles leave SMs idle, K is long and the workspace small beside the operands: the
-    shapes session 20 measured (notes/experiments/tma_split_k.py, 128x256x64 tiles on 132 SMs)."""
+    shapes measured for design.md's tma-split-k (128x256x64 tiles on 132 SMs)."""
     def split(M, N, K, bm=128, bn=256):
         return config_space.tma_split_for(M, N, K, bm, bn, 64, 2, 132)
     assert split(134, 5120, 13824) == 3  # 40 tiles: 120 units (0.84 -> 0.96x cuBLAS)
@@ -786,8 +786,8 @@ def test_path_rule():
     assert not rules.tma_path(hopper, 1023, 1025, 1027, staged)
     assert rules.tma_path(hopper, 1500, 1501, 1499, 2 * 2 * (1500 * 1499 + 1499 * 1501))
     assert not rules.tma_path(hopper, 255, 257, 253, 2 * 2 * (255 * 253 + 253 * 257), captured=True)  # few tiles
-    # 77x4099x2049 x @ W.T: 19 multiply-adds per byte the copies move, staged in a CUDA graph (session 12: 29.4
-    # against 30.2 us on the pointer kernel); eagerly below STAGE_EAGER_MIN_MACS
+    # 77x4099x2049 x @ W.T: 19 multiply-adds per byte the copies move, staged in a CUDA graph (29.4
+    # against 30.2 us on the pointer kernel; design.md: staging-intensity); eagerly below STAGE_EAGER_MIN_MACS
     staged = 2 * 2 * (77 * 2049 + 2049 * 4099)
     assert rules.tma_path(hopper, 77, 4099, 2049, staged, captured=True)
     assert not rules.tma_path(hopper, 77, 4099, 2049, staged)
@@ -815,8 +815,8 @@ def test_path_rule():
 def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     """3027x70xK x @ W.T in a CUDA graph on a Hopper (on the CPU a stand-in: the planner and the staging copies
     run in the interpreter), 17 multiply-adds per byte the copies would move: with rows 8 bytes apart the pointer
-    kernel reads the caller's operands 8 bytes at a time and no copy is made (session 19, run 5: 0.86x torch.mm
-    against 0.73 staged); 2 bytes apart, they are staged for the TMA kernel."""
+    kernel reads the caller's operands 8 bytes at a time and no copy is made (0.86x torch.mm
+    against 0.73 staged; design.md: staging-wide-reads); 2 bytes apart, they are staged for the TMA kernel."""
     if device == "cpu":
         hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
         monkeypatch.setattr(devices, "facts", lambda d: hopper)
@@ -1331,3 +1331,25 @@ def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, 
         assert not Product(xs, ws[0], outs[0], "native").constants["PDL"]
     finally:
         tuning.forget()
+
+
+def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
+    """A batch whose every entry would take the TMA kernel alone runs as one unbatched product per entry
+    (rules.batch_slices), a broadcast operand included, into out's entries; a batch of small entries keeps one
+    launch of the batched pointer kernel."""
+    every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
+    shapes = []
+    real = Product.__init__
+    monkeypatch.setattr(Product, "__init__", lambda self, a, *r, **k: shapes.append(tuple(a.shape)) or real(self, a, *r, **k))
+    a = torch.randn(3, 40, 48, device=device).half()
+    b = torch.randn(48, 56, device=device).half().expand(3, 48, 56)  # one weight for every entry: batch stride 0
+    out = torch.full((3, 40, 56), float("nan"), device=device).half()
+    planner.product(a, b, precision="native", out=out)
+    assert shapes and all(len(s) == 2 for s in shapes), shapes
+    for z in range(3):
+        assert rel_err(out[z], a[z], b[z]) < 2e-3
+    shapes.clear()
+    with thresholds.override(tma_min_macs=float("inf")):  # entries too small for the TMA kernel: one launch
+        c = planner.product(a, b, precision="native")
+    assert shapes == [(3, 40, 48)]
+    assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))

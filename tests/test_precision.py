@@ -159,7 +159,7 @@ def test_gpu_tf32x3_is_as_exact_as_sgemm(layout, path):
 # FP8 products (tritonmm.scaled_mm) --------------------------------------------------------------
 FP8 = [torch.float8_e4m3fn, torch.float8_e5m2]
 # Hopper's FP8 tensor cores accumulate with fewer bits than fp32: float32 results were 5e-5 to
-# 8e-5 from the float64 product at K <= 160 on the H100 (session 4), so fp32 out is held to 2e-4.
+# 8e-5 from the float64 product at K <= 160 on the H100, so fp32 out is held to 2e-4.
 OUT_BOUND = {torch.float32: 2e-4, torch.bfloat16: 1e-2, torch.float16: 2e-3}
 
 

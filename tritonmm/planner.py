@@ -1,5 +1,6 @@
 """The planner's entry: ``product(a, b, ...)`` computes act(a @ b + bias) for 2-D operands (FP8 ones
-with their scales), or for 3-D ones a batch of products in one launch, on the operands' device.
+with their scales), or for 3-D ones a batch of products (in one launch, or one product per entry where
+each is large: rules.batch_slices), on the operands' device.
 
 A product seen before relaunches from the launch cache (relaunch.py). Otherwise Product (product.py)
 plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
@@ -10,7 +11,7 @@ launches go through wrap_triton.
 """
 import torch
 
-from . import device, relaunch, tuning, validation
+from . import device, launch, relaunch, rules, tuning, validation
 from .product import Product
 
 
@@ -30,6 +31,11 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if out is None:
         out = new_out(a, b, out_dtype)
     if out.numel() == 0:
+        return out
+    if a.dim() == 3 and key is not None and a.shape[-1] and bias is None and activation == "none" and \
+            scales == (None, None) and rules.batch_slices(device.facts(a.device), a, b, launch.capturing(a)):
+        for z in range(a.shape[0]):  # each entry on the TMA kernel, relaunched from the cache after the first
+            product(a[z], b[z], precision=precision, out=out[z])
         return out
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))

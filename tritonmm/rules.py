@@ -9,6 +9,8 @@ in docs/design.md.
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
     runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
                      opaque-operator)
+    batch_slices     whether a batch of products runs as one unbatched product per entry (design.md:
+                     batched-slices)
 """
 from . import config_space, device, layout, thresholds
 from .config_space import cdiv
@@ -84,3 +86,17 @@ def runs_opaque(a, b) -> bool:
     if few_tiles(facts, M, N):
         return config_space.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
+
+
+def batch_slices(facts, a, b, captured: bool) -> bool:
+    """Whether a batched product (a (Z, M, K) @ b (Z, K, N)) runs as Z unbatched products, each on the TMA
+    kernel, rather than as one launch of the batched pointer kernel: where every entry alone is large enough
+    for the TMA path (tma_path, with the staging its rows would need), so that the batch's launches cost little
+    beside its kernels. Real tensors only (a traced product keeps one launch)."""
+    Z, M, K = (layout.hint(n) for n in a.shape)
+    N = layout.hint(b.shape[-1])
+    if Z < 2 or not facts.tma:
+        return False
+    staged = sum(layout.copy_bytes(t[0]) for t in (a, b) if layout.tma_source(t[0]) is None)
+    read = min(layout.read_width(a[0]), layout.read_width(b[0])) if a.element_size() == 2 else a.element_size()
+    return tma_path(facts, M, N, K, staged, captured, read)
