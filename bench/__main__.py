@@ -10,6 +10,7 @@
     python -m bench --preset sweep --draw 40 --seed 1 --rounds 3   # 40 shapes drawn at random, not the list's
     python -m bench --preset first-call --draw 6 --seed 1   # a new shape's first call; untuned vs tuned configs
     python -m bench --preset model --rounds 3          # a Llama-like model: train, prefill, decode (bench/model_bench.py)
+    python -m bench --preset model --rounds 3 --compile   # and compiled train, prefill (--compile all: decode)
     python -m bench --traffic --out results/traffic/    # bytes read, measured by Nsight Compute (bench/ncu.py)
     python -m bench --preset scaling --out results/traffic/   # the tiling write-ups' claims (bench/scaling.py)
 
@@ -427,6 +428,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=1,
                    help="time each implementation this many times, interleaved; report the median and spread "
                         "(3 recommended for the sweep and the model)")
+    p.add_argument("--compile", nargs="?", const=",".join(model_bench.COMPILE_STEPS), type=model_bench.compile_steps,
+                   metavar="STEPS",
+                   help="--preset model: a compiled row beside eager and graph for each step named (train, prefill, "
+                        "decode, comma-separated, or all; alone: %(const)s): each variant's step under "
+                        "torch.compile (default mode), use_tritonmm's compiled inside the switch, timed against "
+                        "aten's compiled step, with the GEMM kernels each ran (cuBLAS/CUTLASS against tritonmm's)")
     p.add_argument("--out", metavar="DIR",
                    help="create DIR and write the run there: RESULTS.md (this run's page, replacing any earlier "
                         "one) and the data: results.json, results.csv and PNG plots (the sweep: sweep.json, "
@@ -440,6 +447,8 @@ def check(p: argparse.ArgumentParser, args) -> None:
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
     alone = [preset for preset in args.preset or [] if preset in ALONE]
+    if args.compile and alone != ["model"]:
+        p.error("--compile compiles the model preset's steps: use it with --preset model")
     if args.draw and not set(alone) & set(DRAWN):
         p.error("--draw draws the sweep's shapes: use it with --preset sweep or --preset first-call")
     if args.draw and not 1 <= args.draw <= sweep.DRAW_MAX:

@@ -504,6 +504,159 @@ def test_gpu_model_step_times_every_variant(step, monkeypatch):
     assert all(d < 3e-2 for d in eager["rel_diff"].values()), eager["rel_diff"]
 
 
+# ---- --preset model --compile: compiled rows --------------------------------------------------------------
+
+def test_model_compile_flag(capsys):
+    from bench import model_bench
+    from bench.__main__ import parser
+    p = parser()
+    assert p.parse_args(["--preset", "model"]).compile is None
+    assert p.parse_args(["--preset", "model", "--compile", "--rounds", "3"]).compile == "train,prefill"
+    assert p.parse_args(["--preset", "model", "--compile", "decode, train"]).compile == "train,decode"  # STEPS' order
+    assert p.parse_args(["--preset", "model", "--compile", "all"]).compile == ",".join(model_bench.STEPS)
+    for args, message in ((["--preset", "model", "--compile", "prefil"], "argument --compile: takes steps of"),
+                          (["--preset", "model", "--compile", ","], "argument --compile: takes steps of"),
+                          (["--compile"], "use it with --preset model"),
+                          (["--preset", "sweep", "--compile"], "use it with --preset model")):
+        code, _, err = bench_main(capsys, *args)
+        assert code == 2 and message in err, (args, err[-500:])
+    if not HAS_GPU:  # named among what the CPU run could not honour
+        code, out, _ = bench_main(capsys, "--preset", "model", "--compile")
+        assert code == 3 and "Not honoured without a GPU: --preset model, --compile train,prefill." in out
+
+
+def test_model_kernel_kind_of_sample_names():
+    from bench.model_bench import gemm_kernels, kernel_kind
+    cublas = ["nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT",
+              "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+              "kernel__5x_cublas",
+              "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x3_tn",
+              "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>"
+              "(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)",
+              "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, 128, 16, 4, 4, false, false>()",
+              "void splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false>()",
+              "void gemmk1_kernel<int, float, 256, 5, false, false, false, false, false>()",
+              "triton_tem_fused_mm_0"]
+    ours = ["gemm_kernel", "gemm_tma_kernel", "gemv_kernel", "split_k_reduce_kernel", "copy_kernel"]
+    neither = ["void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+               "cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false>()",
+               "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, "
+               "128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true>(pytorch_flash::Flash_bwd_params)",
+               "fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t,"
+               " cutlass::arch::Sm80, true, 64, 128, 128, true, true>::Params)",
+               "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0",
+               "triton_poi_fused_addmm_gelu_0", "triton_red_fused__to_copy_mean_pow_rsqrt_1",
+               "triton_per_fused_nll_loss_forward_2",
+               "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+               "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+               "void at::native::(anonymous namespace)::embedding_backward_feature_kernel<c10::BFloat16, float, "
+               "long>()"]
+    assert [kernel_kind(n) for n in cublas] == ["gemm"] * len(cublas)
+    assert [kernel_kind(n) for n in ours] == ["tritonmm"] * len(ours)
+    assert [kernel_kind(n) for n in neither] == [None] * len(neither)
+    counts = gemm_kernels(ours + [cublas[0]] * 2 + neither + ["gemm_kernel"])
+    assert counts == dict(other=2, tritonmm=6, other_names=[cublas[0]])
+
+
+def _tiny_variants():
+    from bench import model_bench
+    from bench.model import LlamaLike
+    torch.manual_seed(0)
+    base = LlamaLike(vocab=40, width=32, heads=4, kv_heads=2, hidden=48, layers=1)
+    return {"aten": (base, contextlib.nullcontext),
+            "swap_linears": (model_bench.swapped_copy(base), contextlib.nullcontext),
+            "use_tritonmm": (base, tritonmm.use_tritonmm)}
+
+
+def _cpu_inputs(monkeypatch):
+    from bench import model_bench
+    from bench.model import make_batch
+
+    def make_inputs(step, model, vocab):
+        idx, targets = make_batch(2, 5, vocab, "cpu", torch.Generator().manual_seed(1))
+        return (idx, targets) if step == "train" else (idx, None)
+    monkeypatch.setattr(model_bench, "make_inputs", make_inputs)
+    monkeypatch.setattr(model_bench, "wall_ms", lambda fn: (fn(), 2.0)[1])
+
+
+def test_model_compiled_row_on_cpu(monkeypatch):
+    """The compiled training step of each variant (aot_eager on the CPU, where inductor's pass does not run
+    but the override does): each compiles once, under its own code object, and no call after its warm-up
+    recompiles; losses and gradients agree with aten's compiled step."""
+    from bench import model_bench
+    from bench.progress import Steps
+    _cpu_inputs(monkeypatch)
+    compiles = []
+
+    def backend(gm, example_inputs):
+        compiles.append(gm)
+        return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+    row = model_bench.measure_compiled("train", _tiny_variants(), 2, Steps(5, "compiled"), backend=backend)
+    assert len(compiles) == 3  # one per variant: none reused across variants, none recompiled in the rounds
+    assert row["kind"] == "compiled" and row["ms"] == {name: 2.0 for name in model_bench.VARIANTS}
+    assert row["not_compiled"] == {} and row["not_profiled"] == {} and row["note"] == ""
+    assert set(row["rel_diff"]) == set(row["grad_diff"]) == {"swap_linears", "use_tritonmm"}
+    assert all(d < 1e-4 for d in [*row["rel_diff"].values(), *row["grad_diff"].values()]), row
+    assert row["kernels"] == {name: [0, 0] for name in model_bench.VARIANTS}  # no device kernels on a CPU
+    lines = model_bench.table([row]).splitlines()
+    assert "GEMM kernels other/tritonmm: aten | swap | use" in lines[0] and "grad rel diff swap / use" in lines[0]
+    assert " compiled " in lines[2] and "2.00 (x1.00)" in lines[2] and "0/0 | 0/0 | 0/0" in lines[2]
+
+
+def test_model_compiled_row_reports_a_failed_compile(monkeypatch, capsys):
+    from bench import model_bench
+    from bench.progress import Steps
+    _cpu_inputs(monkeypatch)
+    real = model_bench.compiled_step_fn
+
+    def compiled_step_fn(step, model, inputs, name, backend="inductor"):
+        fn = real(step, model, inputs, name, "aot_eager")
+        if name.endswith("use_tritonmm"):
+            def fails():
+                raise RuntimeError("InductorError: the pass broke\nmore lines")
+            return fails
+        return fn
+    monkeypatch.setattr(model_bench, "compiled_step_fn", compiled_step_fn)
+    row = model_bench.measure_compiled("prefill", _tiny_variants(), 1, Steps(5, "compiled"))
+    why = "RuntimeError: InductorError: the pass broke"
+    assert row["not_compiled"] == {"use_tritonmm": why} and row["note"] == f"use_tritonmm not compiled: {why}"
+    assert set(row["ms"]) == set(row["kernels"]) == {"aten", "swap_linears"} and row["grad_diff"] == {}
+    assert set(row["rel_diff"]) == {"swap_linears"} and row["rel_diff"]["swap_linears"] < 1e-4
+    assert "use_tritonmm not compiled (prefill)" in capsys.readouterr().err  # the traceback, on stderr
+    eager = dict(step="prefill", kind="eager", ms={"aten": 1.0}, rel_diff={}, note="")
+    lines = model_bench.table([eager, row]).splitlines()
+    assert f"not compiled: {why}" in lines[-1] and "0/0 | 0/0 | -" in lines[-1]
+    assert lines[2].rstrip().endswith(" -")  # the eager row: its compile-only cells (and its note) empty
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step", ["train", "prefill", "decode"])
+def test_gpu_model_compiled_runs_tritonmm_for_every_gemm(step, monkeypatch):
+    """Compiled with inductor at small widths: aten's step runs cuBLAS and no tritonmm kernel; use_tritonmm's
+    (compiled inside the switch) and swap_linears' run tritonmm's kernels and no cuBLAS GEMM, forward and
+    backward; both within bf16's tolerance of aten's compiled step."""
+    from bench import model_bench
+    from bench.progress import Steps
+    monkeypatch.setattr(model_bench, "TRAIN", (2, 64))
+    monkeypatch.setattr(model_bench, "PREFILL", (2, 64))
+    monkeypatch.setattr(model_bench, "DECODE", (4, 1))
+    monkeypatch.setattr(model_bench, "PAST", 32)
+    small = dict(vocab=256, width=128, heads=4, kv_heads=2, hidden=256)
+    row = model_bench.measure_compiled(step, model_bench.models(torch.bfloat16, small, 1), 1, Steps(5, step))
+    assert row["not_compiled"] == {} and row["not_profiled"] == {} and row["note"] == "", row["note"]
+    assert set(row["ms"]) == set(model_bench.VARIANTS) and all(ms > 0 for ms in row["ms"].values()), row
+    # one layer's 7 Linear layers and the head; training also computes each one's two backward products
+    products = 8 * (3 if step == "train" else 1)
+    other, ours = row["kernels"]["aten"]
+    assert other >= products and ours == 0, row["kernels"]
+    for name in ("swap_linears", "use_tritonmm"):
+        other, ours = row["kernels"][name]
+        assert other == 0, (name, row["other_gemms"][name])
+        assert ours >= products, (name, row["kernels"])  # one launch or more for each product
+    assert all(d < 3e-2 for d in [*row["rel_diff"].values(), *row["grad_diff"].values()]), row
+    assert set(row["grad_diff"]) == ({"swap_linears", "use_tritonmm"} if step == "train" else set())
+
+
 # ---- --preset first-call (bench/first_call.py) -----------------------------------------------------------
 
 def test_first_call_tuning_cache_is_set_inside_and_restored_after(tmp_path, monkeypatch):
