@@ -6,7 +6,8 @@ from conftest import HAS_GPU, every_product_on_the_tma_kernel, every_product_on_
     rel_err
 
 import tritonmm
-from tritonmm import config_space, device as devices, launch as launching, planner, product, relaunch, rules, thresholds, validation
+from tritonmm import config_space, device as devices, launch as launching, layout as layout_module, planner, product, relaunch, \
+    rules, thresholds, validation
 from tritonmm.product import Product
 from tritonmm.tune import operands
 
@@ -408,7 +409,7 @@ def test_copies_of_unaligned_rows(dtype, device, copy_tile):
     an odd base, a transposing copy; inner tiles (unmasked) and edge tiles (masked) both."""
     x = torch.randn(67, 131, device=device).to(dtype)
     staged = tritonmm.staging.aligned_copy(x)
-    assert torch.equal(staged, x) and staged.stride(0) % tritonmm.staging.ROW_PAD == 0
+    assert torch.equal(staged, x) and staged.stride(0) % tritonmm.staging.row_pad(staged) == 0
     assert staged.stride(0) * staged.element_size() % 16 == 0
     back = torch.full((67, 131), float("nan"), device=device).to(dtype)
     assert torch.equal(tritonmm.staging.copy(staged, back), x)
@@ -430,7 +431,7 @@ def test_both_operands_staged_in_one_launch(device, monkeypatch, copy_tile):
     sa, sb = tritonmm.staging.stage([tritonmm.staging.aligned_copy, tritonmm.staging.aligned_copy], a, b)
     assert launched == ["copy_kernel"]
     assert torch.equal(sa, a) and torch.equal(sb, b) and sa.data_ptr() != a.data_ptr() != sb.data_ptr()
-    assert sa.stride(0) % tritonmm.staging.ROW_PAD == 0 and sb.stride(1) % tritonmm.staging.ROW_PAD == 0 and sb.stride(0) == 1
+    assert sa.stride(0) % tritonmm.staging.row_pad(sa) == 0 and sb.stride(1) % tritonmm.staging.row_pad(sb) == 0 and sb.stride(0) == 1
     ya, yb = (torch.full(t.shape, float("nan"), device=device).bfloat16() for t in (a, b))
     assert tritonmm.staging.copy(sa, ya, pair=(sb, yb)) is ya and torch.equal(ya, a) and torch.equal(yb, b)
 
@@ -461,7 +462,7 @@ def test_padded_operands_are_k_major_with_k_a_multiple_of_16_bytes(dtype, device
         pa, pb = tritonmm.staging.stage([tritonmm.staging.padded_a_copy, tritonmm.staging.padded_b_copy], a, b)
         K = 3 * per
         assert pa.shape == (37, K) and pb.shape == (K, 21) and pa.stride(1) == 1 and pb.stride(0) == 1
-        assert pa.stride(0) % tritonmm.staging.ROW_PAD == 0 and pb.stride(1) % tritonmm.staging.ROW_PAD == 0
+        assert pa.stride(0) % tritonmm.staging.row_pad(pa) == 0 and pb.stride(1) % tritonmm.staging.row_pad(pb) == 0
         assert torch.equal(pa[:, :a.shape[1]], a) and torch.equal(pb[:a.shape[1]], b)
         assert not pa[:, a.shape[1]:].any() and not pb[a.shape[1]:].any()
 
@@ -1353,3 +1354,28 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
         c = planner.product(a, b, precision="native")
     assert shapes == [(3, 40, 48)]
     assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT"])
+def test_rows_not_128_byte_aligned_are_realigned_where_it_pays(layout, device, monkeypatch):
+    """16-bit TMA operands whose rows are 16- but not 128-byte apart are copied into 128-byte aligned rows where the
+    product does enough multiply-adds per copied byte (rules.realign), A and B each by its own bar; rows already
+    128 bytes apart never are; the result is the same product."""
+    every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
+    a, b = operands(40, 72, 56, torch.bfloat16, layout, device)  # rows of 112 (A) and 144 or 112 (B) bytes
+    for bar_a, bar_b, expected in ((0, 0, [True, True]), (0, float("inf"), [True, False]),
+                                   (float("inf"), 0, [False, True]), (float("inf"), float("inf"), [False, False])):
+        with thresholds.override(realign_min_macs_per_byte_a=bar_a, realign_min_macs_per_byte_b=bar_b):
+            out = nan_out(40, 72, torch.bfloat16, device)
+            plan = Product(a, b, out, "native")
+            assert plan.path == "tma" and [s is not None for s in plan.stagers] == expected, (bar_a, bar_b)
+            for staged, t in zip(plan.stagers, (plan.a, plan.b)):
+                source = layout_module.tma_source(t)[0]
+                assert not staged or layout_module.row_bytes(source) % 128 == 0
+            plan.run(plan.heuristic())
+            assert rel_err(out, a, b) < 1e-2
+    aligned = operands(40, 64, 128, torch.bfloat16, layout, device)  # rows of 256 and 128 bytes
+    with thresholds.override(realign_min_macs_per_byte_a=0, realign_min_macs_per_byte_b=0):
+        assert Product(*aligned, nan_out(40, 64, torch.bfloat16, device), "native").stagers == [None, None]
+        f32 = operands(40, 72, 56, torch.float32, layout, device)
+        assert not any(rules.realign(devices.facts(f32[0].device), t, 10 ** 12, i) for i, t in enumerate(f32))

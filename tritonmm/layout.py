@@ -5,6 +5,11 @@ import math
 import torch
 
 
+# Rows this many bytes apart are what the TMA kernel reads fastest: a box row of 128 bytes then sits in one L2
+# line (design.md: row-realign).
+ROW_ALIGN_BYTES = 128
+
+
 def hint(n) -> int:
     """A size as an int: itself, or under dynamic-shape tracing the example value behind it.
     Choices made from hints (a config) are valid for every size; they only tune speed."""
@@ -22,6 +27,11 @@ def tma_source(t: torch.Tensor):
     if t.stride(0) == 1 and t.stride(1) * size % 16 == 0:
         return t.T, True
     return None
+
+
+def row_bytes(source: torch.Tensor) -> int:
+    """Bytes between the rows of a TMA source (tma_source's matrix, last dim contiguous)."""
+    return source.stride(0) * source.element_size()
 
 
 def c_descriptor(c: torch.Tensor) -> bool:

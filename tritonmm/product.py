@@ -131,7 +131,7 @@ class Product:
         """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
         aligned copy (the caller's tensors are only read); a C that TMA cannot write is stored through
         pointers. Staged buffers live for the call: memory of up to A and B again (tf32x3's split
-        operands: twice A and B), each row padded to ROW_PAD elements."""
+        operands: twice A and B), each row padded to staging.ROW_PAD_BYTES."""
         a, b, c = self.a, self.b, self.out
         sources = [layout.tma_source(t) for t in (a, b)]
         staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
@@ -139,8 +139,11 @@ class Product:
             return
         self.graph_only = self.captured and not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False,
                                                          read_bytes)
-        # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here.
-        copies = [staging.aligned_copy if source is None else None for source in sources]
+        # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here, those TMA
+        # cannot read and those whose rows it reads slowly (rules.realign).
+        macs = self.M * self.N * self.K
+        copies = [staging.aligned_copy if source is None or (old is None and rules.realign(self.facts, source[0], macs, i))
+                  else None for i, (source, old) in enumerate(zip(sources, self.stagers))]
         a, b = staging.stage(copies, a, b)
         self.stagers = [new or old for new, old in zip(copies, self.stagers)]
         self.a, self.b = a, b

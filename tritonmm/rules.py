@@ -9,6 +9,8 @@ in docs/design.md.
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
     runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
                      opaque-operator)
+    realign          whether a TMA operand whose rows are not 128-byte aligned is copied into aligned ones
+                     (design.md: row-realign)
     batch_slices     whether a batch of products runs as one unbatched product per entry (design.md:
                      batched-slices)
 """
@@ -63,6 +65,17 @@ def presplit(facts, M, N, K, captured: bool) -> bool:
     (12 bytes moved per element of A and B: read 4, write both parts), rather than every tile as loaded."""
     th = thresholds.for_device(facts)
     return tma_path(facts, M, N, K, 0, captured) and M * N * K >= th.tf32x3_split_min_macs_per_byte * 12 * (M + N) * K
+
+
+def realign(facts, source, macs: int, operand: int) -> bool:
+    """Whether a 16-bit TMA source (tma_source's matrix) of operand 0 (A) or 1 (B), readable as it is, is copied
+    into rows ROW_ALIGN_BYTES apart first: where its rows are not and the product does enough multiply-adds per
+    byte the copy moves (realign_min_macs_per_byte_a / _b)."""
+    if source.element_size() != 2 or layout.row_bytes(source) % layout.ROW_ALIGN_BYTES == 0:
+        return False
+    th = thresholds.for_device(facts)
+    bar = th.realign_min_macs_per_byte_b if operand else th.realign_min_macs_per_byte_a
+    return macs >= bar * layout.copy_bytes(source)
 
 
 def runs_opaque(a, b) -> bool:

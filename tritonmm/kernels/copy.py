@@ -71,7 +71,7 @@ def _copy_tile(x_ptr, y_ptr, lo_ptr, tile, R, C, RY, CY, stride_xr, stride_xc, s
     if (tile_r + 1) * BLOCK <= R and (tile_c + 1) * BLOCK <= C:
         # An inner tile, unmasked: a mask that varies along the contiguous dim (c < C with C not a
         # multiple of 16) keeps the compiler to one element an access on both sides. Unmasked, a side
-        # whose row stride Triton knows to be a multiple of 16 elements (staging.ROW_PAD) from a 16-byte
+        # whose row stride Triton knows to be a multiple of 16 elements (staging.row_pad) from a 16-byte
         # aligned base moves 16 bytes an access (PTX for sm_90: st.global.v4 into rows of 4112 bf16,
         # 2-byte stores into rows of 4104).
         _move(x_ptr, y_ptr, lo_ptr, x_offs, y_offs, None, None, PAD, SPLIT_TF32)
