@@ -1358,11 +1358,11 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
 
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_rows_not_128_byte_aligned_are_realigned_where_it_pays(layout, device, monkeypatch):
-    """16-bit TMA operands whose rows are 16- but not 128-byte apart are copied into 128-byte aligned rows where the
-    product does enough multiply-adds per copied byte (rules.realign), A and B each by its own bar; rows already
-    128 bytes apart never are; the result is the same product."""
+    """16-bit TMA operands whose rows are 16 but not 32 bytes apart are copied into 128-byte aligned rows where the
+    product does enough multiply-adds per copied byte (rules.realign), A and B each by its own bar; rows 32 bytes
+    apart or more never are; the result is the same product."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
-    a, b = operands(40, 72, 56, torch.bfloat16, layout, device)  # rows of 112 (A) and 144 or 112 (B) bytes
+    a, b = operands(40, 72, 56, torch.bfloat16, layout, device)  # rows of 112 (A) and 144 or 112 (B) bytes: 16 * odd
     for bar_a, bar_b, expected in ((0, 0, [True, True]), (0, float("inf"), [True, False]),
                                    (float("inf"), 0, [False, True]), (float("inf"), float("inf"), [False, False])):
         with thresholds.override(realign_min_macs_per_byte_a=bar_a, realign_min_macs_per_byte_b=bar_b):
@@ -1374,8 +1374,9 @@ def test_rows_not_128_byte_aligned_are_realigned_where_it_pays(layout, device, m
                 assert not staged or layout_module.row_bytes(source) % 128 == 0
             plan.run(plan.heuristic())
             assert rel_err(out, a, b) < 1e-2
-    aligned = operands(40, 64, 128, torch.bfloat16, layout, device)  # rows of 256 and 128 bytes
     with thresholds.override(realign_min_macs_per_byte_a=0, realign_min_macs_per_byte_b=0):
-        assert Product(*aligned, nan_out(40, 64, torch.bfloat16, device), "native").stagers == [None, None]
+        for n, k in ((64, 128), (80, 48), (96, 112)):  # rows 128 or more, 32 and 64 bytes apart: left as they are
+            kept = operands(40, n, k, torch.bfloat16, layout, device)
+            assert Product(*kept, nan_out(40, n, torch.bfloat16, device), "native").stagers == [None, None], (n, k)
         f32 = operands(40, 72, 56, torch.float32, layout, device)
         assert not any(rules.realign(devices.facts(f32[0].device), t, 10 ** 12, i) for i, t in enumerate(f32))

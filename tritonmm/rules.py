@@ -69,9 +69,10 @@ def presplit(facts, M, N, K, captured: bool) -> bool:
 
 def realign(facts, source, macs: int, operand: int) -> bool:
     """Whether a 16-bit TMA source (tma_source's matrix) of operand 0 (A) or 1 (B), readable as it is, is copied
-    into rows ROW_ALIGN_BYTES apart first: where its rows are not and the product does enough multiply-adds per
-    byte the copy moves (realign_min_macs_per_byte_a / _b)."""
-    if source.element_size() != 2 or layout.row_bytes(source) % layout.ROW_ALIGN_BYTES == 0:
+    into rows ROW_ALIGN_BYTES apart first: where its rows are 16 but not 32 bytes apart (rows 32 or 64 bytes
+    apart cost the kernel too little to pay for the copy) and the product does enough multiply-adds per byte
+    the copy moves (realign_min_macs_per_byte_a / _b)."""
+    if source.element_size() != 2 or layout.row_bytes(source) % 32 != 16:
         return False
     th = thresholds.for_device(facts)
     bar = th.realign_min_macs_per_byte_b if operand else th.realign_min_macs_per_byte_a

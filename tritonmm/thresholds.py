@@ -36,7 +36,7 @@ class Thresholds(NamedTuple):
     # 4-byte reads are staged where the copies pay (design.md: pointer-staging-4-byte).
     pointer_stage_min_macs_per_byte: float = 16
     pointer_stage_small_bytes: int = 2 ** 22
-    # 16-bit operands of the TMA kernel whose rows are 16- but not 128-byte aligned are copied into 128-byte aligned
+    # 16-bit operands of the TMA kernel whose rows are 16- but not 32-byte aligned are copied into 128-byte aligned
     # rows where the product does this many multiply-adds per byte the copy moves: B's misalignment costs the
     # kernel about twice A's (design.md: row-realign).
     realign_min_macs_per_byte_a: float = 800
