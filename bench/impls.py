@@ -38,6 +38,28 @@ class Impl(NamedTuple):
     pinned: dict | None = None  # a pinned tritonmm config
 
 
+def _tile(text: str) -> tuple:
+    """(BM, BN) from a tile text such as "128x256" or "128x128x8_256t"."""
+    return tuple(int(v) for v in text.split("_")[0].split("x")[:2])
+
+
+def _later_steps(dtype, precisions: tuple) -> list:
+    """The ladder's steps after 12 that take dtype and run on this GPU, each built parameter value its own row,
+    in step order: the steps the CUDA ladder grows are in every table without naming them here."""
+    from cuda_reference import KERNELS, runs_on
+    rows = []
+    for name, info in sorted(KERNELS.items(), key=lambda item: item[1].step):
+        if info.step <= 12 or dtype not in info.dtypes or not runs_on(name):
+            continue
+        variants = [{}] if not info.params else [{p: v} for p, values in info.params.items() for v in values]
+        for params in variants:
+            label = " ".join(str(v) for v in params.values())
+            tile = _tile(label) if "x" in label else _tile(info.tile)
+            rows.append(Impl(f"cuda {name}" + (f" {label}" if label else ""), "thread", tile, precisions,
+                             _cuda(name, **params)))
+    return rows
+
+
 def _cuda(kernel, **params):
     import cuda_reference
     return lambda a, b, out: cuda_reference.matmul(a, b, kernel, out=out, **params)
@@ -82,6 +104,7 @@ def registry(precision: str, pinned: bool = True) -> list:
               for t in (128, 256)],
             *[Impl(f"cuda double_buffer {n}blk/SM", "thread", (128, 128), ("fp32",), _cuda("double_buffer", blocks_per_sm=n))
               for n in (2, 1)],
+            *_later_steps(torch.float32, ("fp32",)),
         ]
     if precision in ("fp16", "bf16"):  # the tensor-core rungs (steps 9 on) take the 16-bit dtype itself
         from cuda_reference import KERNELS, runs_on
@@ -94,6 +117,7 @@ def registry(precision: str, pinned: bool = True) -> list:
         ]
         if runs_on("wgmma"):  # Hopper's warpgroup MMA: compute capability 9.0 only
             impls.append(Impl("cuda wgmma", "thread", (128, 256), half, _cuda("wgmma")))
+        impls += _later_steps(torch.bfloat16, half)
     impls.append(Impl(planned_name(), "block", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"), _tritonmm(tm_prec)))
     for bm, bn, bk, warps in PINNED_TILES if pinned else ():
         cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=3)

@@ -7,12 +7,14 @@
 
 Each step of the ladder is one file in kernels/, opening with what it changes and why;
 KERNELS describes them. All take row-major operands of any M, N, K. Steps 1-8 are fp32 on
-CUDA cores; steps 9 on use tensor cores and take fp16 or bf16 (accumulated in fp32, the
-result in the inputs' dtype); steps 12 to 15 (Hopper's wgmma, then TMA, warp specialization,
-a persistent clustered grid) run only on compute capability 9.0, and steps 13 to 15 read A
-and B through TMA, which needs every row 16-byte aligned (K and N multiples of 8, aligned
-data pointers): other layouts are refused with the fix. emulate.py replays the index math of
-steps 10 to 15 on the CPU; sanitize.py runs every kernel under compute-sanitizer.
+CUDA cores; steps 9 to 16 use tensor cores and take fp16 or bf16 (accumulated in fp32, the
+result in the inputs' dtype); steps 12 to 16 (Hopper's wgmma, then TMA, warp specialization,
+a persistent clustered grid, TMA stores) run only on compute capability 9.0, and steps 13 to
+16 read A and B through TMA, which needs every row 16-byte aligned (K and N multiples of 8,
+aligned data pointers): other layouts are refused with the fix. Step 17 returns to fp32: the
+warp tile of steps 7-8 laid out and sized for the H100, in several built variants.
+emulate.py replays the index math of steps 10 to 17 on the CPU; sanitize.py runs every
+kernel under compute-sanitizer.
 """
 from typing import NamedTuple
 
@@ -69,6 +71,16 @@ KERNELS = {
     "persistent": KernelInfo(15, "15_persistent.cu", "warp_specialized on a persistent grid of 2x1 clusters walking "
                              "tiles in grouped order, B multicast to both CTAs by TMA; rows 16-byte aligned; sm_90a "
                              "only", {}, "128x256", HALF, (9, 0), tma=True),
+    "tma_store": KernelInfo(16, "16_tma_store.cu", "persistent with the epilogue through shared memory: accumulators "
+                            "written as 128-byte-swizzled 64 x 64 boxes and stored by TMA (cp.async.bulk.tensor) "
+                            "while the next tile's products run; stages=4 (two staging boxes per warpgroup) or 3 "
+                            "(four); rows of A and B 16-byte aligned; sm_90a only", {"stages": (4, 3)}, "128x256",
+                            HALF, (9, 0), tma=True),
+    "warptile_tuned": KernelInfo(17, "17_warptile_tuned.cu", "fp32 again: double_buffer's pipeline with a "
+                                 "conflict-free interleaved warp tile (4 x 4 sub-blocks, float4 shared loads) and "
+                                 "sizes for the H100; config = BMxBNxBK_threads", {"config": (
+                                     "128x128x8_256t", "128x128x16_256t", "128x256x8_256t", "256x128x8_256t",
+                                     "128x128x8_128t")}, "BMxBN"),
 }
 
 # The launcher's dtype code for the 16-bit kernels (build.py's run16).

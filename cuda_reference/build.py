@@ -11,12 +11,12 @@ Two launcher tables: the fp32 steps (LAUNCHERS, run) take float pointers; the te
 steps (LAUNCHERS16, run16) take untyped pointers and an int naming the 16-bit format
 (0 fp16, 1 bf16), each launcher holding both instantiations of its kernel.
 
-Steps 12 to 15 use wgmma (and 14, 15 setmaxnreg, 15 TMA multicast), which exist only in
+Steps 12 to 16 use wgmma (and 14-16 setmaxnreg, 15-16 TMA multicast), which exist only in
 sm_90a code (the "a" marks features that later GPUs do not keep). arch_flags() takes
 torch's gencode list for the targeted GPUs and compiles 9.0 as 9.0a instead of beside it:
 with both an sm_90 and an sm_90a cubin in the binary it would be up to the loader which one
 an H100 runs, and in the sm_90 one those steps are empty kernels. CUDA_REFERENCE_SM90A tells
-the launchers that the sm_90a code exists. Steps 13 to 15 build TMA tensor maps on the host
+the launchers that the sm_90a code exists. Steps 13 to 16 build TMA tensor maps on the host
 with the driver's cuTensorMapEncodeTiled, reached through cudaGetDriverEntryPoint: no -lcuda.
 """
 import functools
@@ -27,13 +27,14 @@ from pathlib import Path
 KERNEL_DIR = Path(__file__).parent / "kernels"
 EXTENSION_NAME = "tritonmm_cuda_reference"
 
-# Every launcher the .cu files define, by the name the Python side asks for.
+# Every fp32 launcher the .cu files define (steps 1-8 and 17), by the name the Python side asks for.
 LAUNCHERS = ["naive", "coalesced", "tiled_8", "tiled_16", "tiled_32", "blocktile_1d", "blocktile_2d",
              "vectorized", "warptile_128", "warptile_256", "double_buffer_2",
-             "double_buffer_1"]
-# The 16-bit (fp16 / bf16) launchers, steps 9 onward.
+             "double_buffer_1", "warptile_tuned_128x128x8_256t", "warptile_tuned_128x128x16_256t",
+             "warptile_tuned_128x256x8_256t", "warptile_tuned_256x128x8_256t", "warptile_tuned_128x128x8_128t"]
+# The 16-bit (fp16 / bf16) launchers, steps 9 to 16.
 LAUNCHERS16 = ["wmma", "mma_sync", "cp_async_128x256x64", "cp_async_128x256x32", "cp_async_128x128x32", "wgmma",
-               "tma", "warp_specialized", "persistent"]
+               "tma", "warp_specialized", "persistent", "tma_store_4", "tma_store_3"]
 
 _BINDINGS = r"""
 #include <pybind11/pybind11.h>

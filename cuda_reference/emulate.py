@@ -1,4 +1,4 @@
-"""A CPU emulation of the index math of the tensor-core steps 10 to 15, to check it without a GPU:
+"""A CPU emulation of the index math of steps 10 to 17, to check it without a GPU:
 
     python3 -m cuda_reference.emulate
 
@@ -31,6 +31,16 @@ protocols (full / empty barriers, phase parities, step 15's multicast and releas
 CTAs, the closing cluster barrier) under random interleavings of every agent and every
 asynchronous completion, as the PTX ISA defines mbarrier phases. Again a transcription:
 keep it in step with 13_tma.cu, 14_warp_specialized.cu and 15_persistent.cu.
+
+Step 16 (16_tma_store.cu, tma_store.cuh) adds the epilogue through shared memory:
+tma_store_epilogue writes each thread's pairs of results where the kernel's index math puts
+them and reads every 64 x 64 box back the way a TMA store with the 128-byte swizzle does (the
+driver API's definition, on absolute addresses), clipped at M and N; tma_protocol runs its
+staging boxes and bulk async-groups (wait_group.read before a box is rewritten, wait_group
+before the CTA may exit) among the other agents and events. Step 17 (17_warptile_tuned.cu) is
+fp32: warptile_tuned_kernel replays its fetch, transposed stash, double-buffer rotation,
+interleaved float4 reads and stores for every config; check_warptile_tuned_banks counts its
+shared-memory bank conflicts.
 """
 import itertools
 
@@ -403,7 +413,16 @@ def wgmma_kernel(Am, Bm, vec, raw=0x410):
 TMA_STAGES = 4
 TMA_A_BYTES, TMA_B_BOX_BYTES = 128 * 64 * 2, 64 * 64 * 2
 TMA_STAGE_BYTES = TMA_A_BYTES + 4 * TMA_B_BOX_BYTES
-TMA_GROUP = 8  # GROUP_M of steps 13, 14 (block rows) and GROUP of step 15 (pair rows)
+TMA_GROUP = 8  # GROUP_M of steps 13, 14 (block rows) and GROUP of steps 15, 16 (pair rows)
+PERSISTENT = ("persistent", "tma_store")  # steps 15 and 16: persistent 2-CTA clusters, B multicast
+# Step 16's staging for C (tma_store.cuh, 16_tma_store.cu): 64 x 64 boxes of 8 KiB, CBUF of them
+# per consumer warpgroup: 2 beside a ring of 4 stages, 4 beside a ring of 3.
+TMA_C_BOX_BYTES = 64 * 64 * 2
+
+
+def tma_store_cbuf(stages):
+    """TmaStoreLayout<STAGES>::CBUF."""
+    return 2 if stages >= 4 else 4
 
 
 def tma_box_offsets():
@@ -450,9 +469,10 @@ def grouped_tile(t, tilesM, tilesN, group):
 
 def tma_walks(kernel, M, N, clusters=None):
     """The (row0, col0) tiles each CTA computes, in order: {cta: [...]}, cta = (cluster, rank)
-    for step 15 (`clusters` clusters, default: as many as there are pair tiles), block id else."""
+    for steps 15 and 16 (`clusters` clusters, default: as many as there are pair tiles), block
+    id else."""
     tilesM, tilesN = -(-M // 128), -(-N // 256)
-    if kernel != "persistent":
+    if kernel not in PERSISTENT:
         walks = {}
         for bid in range(tilesM * tilesN):
             tm, tn = grouped_block_origin(bid, tilesM, tilesN)  # GROUP_M 8 as TMA_GROUP
@@ -475,16 +495,21 @@ def tma_stage_bytes(row0, col0, M, N):
     return (TMA_A_BYTES if row0 < M else 0) + sum(TMA_B_BOX_BYTES for j in range(4) if col0 + 64 * j < N)
 
 
-def tma_kernel(Am, Bm, kernel, clusters=None, raw=0x410):
-    """Steps 13 to 15's data: per CTA, each slice's boxes into the stage of its ring slot (a box
+def tma_kernel(Am, Bm, kernel, clusters=None, raw=0x410, stages=TMA_STAGES, aligned_c=True):
+    """Steps 13 to 16's data: per CTA, each slice's boxes into the stage of its ring slot (a box
     wholly outside the matrix is skipped, so its part of the stage keeps whatever was there:
     NaN at first, then older slices; partial boxes are zero-filled), the products through the
-    descriptors, the stores of each warpgroup. Which thread issues what, and when, is the
-    business of tma_protocol."""
+    descriptors, the stores of each warpgroup: from registers (steps 13-15, and step 16 when C
+    is not 16-byte aligned) or, for step 16, through its staging boxes (tma_store_epilogue).
+    Which thread issues what, and when, is the business of tma_protocol."""
     M, K = Am.shape
     N = Bm.shape[1]
     a_off, b_off = tma_box_offsets()
     ring = raw + (1024 - raw % 1024) % 1024
+    staged = kernel == "tma_store" and aligned_c
+    cbuf = tma_store_cbuf(stages)
+    staging = ring + stages * TMA_STAGE_BYTES  # step 16: the staging boxes follow the ring
+    end = staging + (2 * cbuf * TMA_C_BOX_BYTES if staged else 0)
     C = torch.full((M, N), float("nan"), dtype=torch.float64)
     written = torch.zeros(M, N, dtype=torch.int64)
     KT = -(-K // 64)
@@ -500,12 +525,12 @@ def tma_kernel(Am, Bm, kernel, clusters=None, raw=0x410):
         return vals
 
     for cta, walk in tma_walks(kernel, M, N, clusters).items():
-        smem = torch.full(((ring + TMA_STAGES * TMA_STAGE_BYTES) // 2,), float("nan"), dtype=torch.float64)
+        smem = torch.full((end // 2,), float("nan"), dtype=torch.float64)
         it = 0  # the ring runs on across a CTA's tiles
         for row0, col0 in walk:
             acc = torch.zeros(2, 64, 256, dtype=torch.float64)
             for kt in range(KT):
-                stage = it % TMA_STAGES
+                stage = it % stages
                 base = ring + stage * TMA_STAGE_BYTES
                 k0 = kt * 64
                 if row0 < M:
@@ -518,6 +543,11 @@ def tma_kernel(Am, Bm, kernel, clusters=None, raw=0x410):
                         da, db = wgmma_descriptors(ring, stage, wg, s)
                         acc[wg] += smem[operand_addresses(da, "K", 64, 16) // 2] @ smem[operand_addresses(db, "MN", 16, 256) // 2]
                 it += 1
+            if staged:
+                for wg in range(2):
+                    tma_store_epilogue(smem, staging + wg * cbuf * TMA_C_BOX_BYTES, cbuf, acc[wg], row0 + 64 * wg,
+                                       col0, C, written)
+                continue
             for wg in range(2):  # tma.cuh's store_wgmma_tile at (row0 + 64 wg, col0): step 12's layout
                 j, e = torch.meshgrid(torch.arange(32), torch.arange(4), indexing="ij")
                 lr = (16 * warp + g).view(-1, 1, 1) + 8 * (e // 2)
@@ -527,6 +557,39 @@ def tma_kernel(Am, Bm, kernel, clusters=None, raw=0x410):
                 C[row[inside], col[inside]] = acc[wg][lr, lc][inside]
                 written.index_put_((row[inside], col[inside]), torch.ones_like(row[inside]), accumulate=True)
     return C, written
+
+
+def tma_store_epilogue(smem, boxes, cbuf, acc, wrow, col0, C, written):
+    """16_tma_store.cu's epilogue for one consumer warpgroup (its 64 x 256 accumulators `acc`,
+    its first row of C `wrow`, its staging boxes from shared address `boxes`): for each 64-column
+    box q, every thread (warp w, lane 4g + t) writes its pairs of results with st.shared.b32 at
+    box + r * 128 + ((c ^ g) << 4) + 4t (r = 16w + g, and r + 8 at + 1024), as the kernel
+    computes it; then the TMA store reads the box back with CU_TENSOR_MAP_SWIZZLE_128B as the
+    driver API defines it (element (rr, cc) at the absolute address box + 128 rr + 2 cc with
+    bits 4-6 XORed by bits 7-9), and writes what lies inside M x N to C."""
+    M, N = C.shape
+    lane = torch.arange(128) % 32
+    g, t, r = lane // 4, lane % 4, (torch.arange(128) // 32) * 16 + lane // 4
+    for q in range(4):
+        box = boxes + (q % cbuf) * TMA_C_BOX_BYTES
+        assert box % 1024 == 0, "the 128-byte swizzle works from a 1024-byte boundary"
+        filled = torch.zeros(TMA_C_BOX_BYTES // 2, dtype=torch.int64)
+        for c in range(8):  # the kernel's chunk loop: accumulator column block j = 8q + c
+            j = 8 * q + c
+            at = box + r * 128 + ((c ^ g) << 4) + 4 * t
+            for dr, addr in ((0, at), (8, at + 8 * 128)):
+                for e in range(2):  # the packed pair: column 8j + 2t at the lower address
+                    smem[addr // 2 + e] = acc[r + dr, 8 * j + 2 * t + e]
+                    filled.index_put_(((addr - box) // 2 + e,), torch.ones(128, dtype=torch.int64), accumulate=True)
+        assert bool((filled == 1).all()), ("a staging box not written exactly once", q)
+        if wrow >= M or col0 + 64 * q >= N:  # the kernel issues no store for a box wholly outside
+            continue
+        rr, cc = torch.meshgrid(torch.arange(64), torch.arange(64), indexing="ij")
+        vals = smem[swizzle_address(box + 128 * rr + 2 * cc) // 2]
+        row, col = wrow + rr, col0 + 64 * q + cc
+        inside = (row < M) & (col < N)  # the TMA drops the rest
+        C[row[inside], col[inside]] = vals[inside]
+        written.index_put_((row[inside], col[inside]), torch.ones_like(row[inside]), accumulate=True)
 
 
 class MBarrier:
@@ -556,21 +619,29 @@ class MBarrier:
         return (self.phase & 1) != parity
 
 
-def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=None):
-    """Runs the barrier protocol of 13_tma.cu, 14_warp_specialized.cu or 15_persistent.cu, as
-    transcribed here, with every agent (the producer thread, each consumer warpgroup, each of
-    its 4 warps releasing) and every asynchronous event (a TMA box landing in a CTA, a wgmma
-    group finishing) interleaved in a random order. Each stage carries the tag of the slice it
-    holds. Fails if a consumer multiplies a stage that does not hold its slice, if a box lands
-    in a stage a wgmma is still reading, if anything arrives on a CTA that has exited, or if
-    nothing can move before the end (a deadlock). `end_sync=False` drops step 15's closing
-    cluster barrier; `ahead` changes step 13's lead (both to show the checks bite)."""
+def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=None, stages=TMA_STAGES,
+                 store_wait=None, final_wait=True):
+    """Runs the barrier protocol of 13_tma.cu, 14_warp_specialized.cu, 15_persistent.cu or
+    16_tma_store.cu, as transcribed here, with every agent (the producer thread, each consumer
+    warpgroup, each of its 4 warps releasing) and every asynchronous event (a TMA box landing in
+    a CTA, a wgmma group finishing, a TMA store finishing its read of a staging box, then its
+    writes) interleaved in a random order. Each stage carries the tag of the slice it holds, each
+    staging box the tag of the box of C written into it. Fails if a consumer multiplies a stage
+    that does not hold its slice, if a box lands in a stage a wgmma is still reading, if a
+    staging box is written while a TMA store still reads it (or a store reads a box rewritten
+    under it), if anything arrives on a CTA that has exited or a CTA exits with a store
+    unfinished, or if nothing can move before the end (a deadlock). `end_sync=False` drops the
+    closing cluster barrier of steps 15-16; `ahead` changes step 13's lead; `store_wait`
+    changes step 16's cp.async.bulk.wait_group.read count (default CBUF - 1) and
+    `final_wait=False` drops its closing wait_group 0 (all to show the checks bite)."""
     import random
     rng = random.Random(seed)
-    S, KT = TMA_STAGES, -(-K // 64)
+    S, KT = stages, -(-K // 64)
+    cbuf = tma_store_cbuf(stages)
+    store_wait = cbuf - 1 if store_wait is None else store_wait
     walks = tma_walks(kernel, M, N, clusters)
     ctas = list(walks)
-    cluster_of = {c: (c[0] if kernel == "persistent" else c) for c in ctas}
+    cluster_of = {c: (c[0] if kernel in PERSISTENT else c) for c in ctas}
     peers = {c: [d for d in ctas if cluster_of[d] == cluster_of[c]] for c in ctas}
     # empty barriers: one arrival per consumer warp (of both CTAs for step 15); step 13 has none
     full = {c: [MBarrier(1) for _ in range(S)] for c in ctas}
@@ -578,6 +649,10 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
     tag = {c: [{} for _ in range(S)] for c in ctas}  # box ("A", 0..3) -> the slice it holds: (row0, col0, it)
     reading = {c: [0] * S for c in ctas}  # wgmma groups in flight on each stage
     exited = set()
+    # step 16: the tag of what each staging box of each consumer warpgroup holds, and each
+    # warpgroup's bulk async-groups in commit order: [box or None (empty group), read done, written]
+    staging = {(c, wg): [None] * cbuf for c in ctas for wg in range(2)}
+    bulk = {(c, wg): [] for c in ctas for wg in range(2)}
     events = []  # pending asynchronous completions: callables
     agents = []  # [cta, generator, condition]
     syncs = {}  # __syncthreads / cluster barrier generations: key -> arrivals
@@ -615,7 +690,7 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
         for j in range(4):
             if col0 + 64 * j >= N:
                 continue
-            if kernel != "persistent":
+            if kernel not in PERSISTENT:
                 events.append(landed(cta, s, j, what, TMA_B_BOX_BYTES))
             elif j % 2 == cta[1]:  # this CTA's half of B, multicast into both (the peer's slice
                 for d in peers[cta]:  # `it` is its own tile's: same col0, its own row0)
@@ -632,7 +707,35 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
                 load(cta, it, row0, col0)
                 it += 1
 
-    def consumer(cta, wg):  # steps 14 and 15: one warpgroup; its 4 warps release one by one
+    def store_read(key, group, box, what):
+        def event():  # the TMA has read the staging box: then, later, its writes land
+            assert key[0] not in exited, "a TMA store reads the shared memory of a CTA that has exited"
+            assert staging[key][box] == what, ("a TMA store reads a staging box rewritten under it", key, box)
+            group[1] = True
+            events.append(lambda: group.__setitem__(2, True))
+        return event
+
+    def epilogue(cta, wg, row0, col0, tile):  # step 16's staging and TMA stores, one consumer warpgroup
+        key = (cta, wg)
+        groups = bulk[key]
+        for q in range(4):
+            box = q % cbuf
+            # the issuing thread's wait_group.read(store_wait): all but the newest store_wait groups have read
+            older = groups[:max(len(groups) - store_wait, 0)]
+            yield lambda older=older: all(grp[1] for grp in older)
+            yield lambda: True  # the warpgroup's named barrier; then every thread writes the box
+            assert not any(grp[0] == box and not grp[1] for grp in groups), (
+                "a staging box written while a TMA store still reads it", key, box)
+            staging[key][box] = (tile, q)
+            yield lambda: True  # fence.proxy.async, the named barrier: then the issuing thread
+            if row0 + 64 * wg < M and col0 + 64 * q < N:
+                grp = [box, False, False]
+                events.append(store_read(key, grp, box, (tile, q)))
+            else:
+                grp = [None, True, True]  # an empty group
+            groups.append(grp)
+
+    def consumer(cta, wg):  # steps 14 to 16: one warpgroup; its 4 warps release one by one
         it = 0
         groups = []  # (stage) of this warpgroup's wgmma groups in flight, oldest first
 
@@ -643,7 +746,7 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
         def release(s):
             for w in range(4):
                 yield lambda: True  # the warps get there one at a time
-                if kernel == "persistent":
+                if kernel in PERSISTENT:
                     for d in peers[cta]:  # lane 0 -> rank 0, lane 1 -> rank 1
                         arrive_on(d, empty[d][s])
                 else:
@@ -663,8 +766,15 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
                     yield from release((it - 1) % S)
                 it += 1
             finish(0)  # wgmma_wait<0>
-            if kernel == "persistent":
+            if kernel in PERSISTENT:
                 yield from release((it - 1) % S)
+            if kernel == "tma_store":
+                yield from epilogue(cta, wg, row0, col0, len(bulk[(cta, wg)]) // 4)
+        if kernel == "tma_store":
+            if final_wait:  # cp.async.bulk.wait_group 0: every store written
+                yield lambda: all(grp[2] for grp in bulk[(cta, wg)])
+            # from here the CTA may exit as soon as the others reach the cluster barrier
+            assert all(grp[1] and grp[2] for grp in bulk[(cta, wg)]), "a CTA may exit with a TMA store unfinished"
 
     def block13(cta, wg):  # step 13: both warpgroups multiply, thread 0 (in warpgroup 0) loads
         lead = S - 2 if ahead is None else ahead
@@ -692,12 +802,14 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
             finish(1)
         finish(0)
 
-    def cta_end(cta, body):  # step 15: the closing cluster barrier, then the CTA exits
+    def cta_end(cta, body):  # steps 15-16: the closing cluster barrier, then the CTA exits
         yield from body
-        if kernel == "persistent" and end_sync:
+        if kernel in PERSISTENT and end_sync:
             yield barrier(("cluster", cluster_of[cta]), 3 * len(peers[cta]))
         done[cta] -= 1
         if done[cta] == 0:
+            for wg in range(2):
+                assert all(grp[1] and grp[2] for grp in bulk[(cta, wg)]), "a CTA exits with a TMA store unfinished"
             exited.add(cta)
 
     done = {}
@@ -724,8 +836,9 @@ def tma_protocol(kernel, M, N, K, clusters=None, seed=0, end_sync=True, ahead=No
 
 
 def check_tma_protocol(seeds=range(3)):
-    """The three steps' barrier protocols, on shapes with one and several slices, a pair tile
-    half below M, the ring wrapping within a tile and across tiles (step 15 on 1 and 2 clusters)."""
+    """The four steps' barrier protocols, on shapes with one and several slices, a pair tile
+    half below M, the ring wrapping within a tile and across tiles (steps 15 and 16 on 1 and 2
+    clusters, step 16 with both rings and staging areas)."""
     for seed in seeds:
         for M, N, K in ((1, 8, 8), (130, 264, 520), (300, 200, 200)):
             tma_protocol("tma", M, N, K, seed=seed)
@@ -733,6 +846,124 @@ def check_tma_protocol(seeds=range(3)):
         for clusters in (1, 2, None):
             for M, N, K in ((130, 264, 520), (300, 520, 136), (520, 300, 72)):
                 tma_protocol("persistent", M, N, K, clusters=clusters, seed=seed)
+                for stages in (4, 3):  # step 16: two staging boxes per warpgroup, or four
+                    tma_protocol("tma_store", M, N, K, clusters=clusters, seed=seed, stages=stages)
+
+
+# ---- step 17: the tuned fp32 warp tile ----------------------------------------------------
+# (BM, BN, BK, WM, WN, TM, TN, THREADS) of 17_warptile_tuned.cu's launchers, by config name.
+WARPTILE_TUNED = {"128x128x8_256t": (128, 128, 8, 64, 32, 8, 8, 256),
+                  "128x128x16_256t": (128, 128, 16, 64, 32, 8, 8, 256),
+                  "128x256x8_256t": (128, 256, 8, 64, 64, 8, 16, 256),
+                  "256x128x8_256t": (256, 128, 8, 128, 32, 16, 8, 256),
+                  "128x128x8_128t": (128, 128, 8, 64, 64, 8, 16, 128)}
+
+
+def warptile_tuned_places(BM, BN, BK, WM, WN, TM, TN, THREADS):
+    """TunedTile's index math for every thread: (the A and B global coordinates and shared
+    offsets of fetch / stash, the shared offsets multiply reads per k, the C coordinates store
+    writes), as 17_warptile_tuned.cu computes them."""
+    LR, LC, LDA = WM // TM, WN // TN, BM + 4
+    A_LOADS, B_LOADS = BM * BK // 4 // THREADS, BK * BN // 4 // THREADS
+    tid = torch.arange(THREADS)
+    e4 = torch.arange(4)
+    # fetch + stash: float4 i of thread tid; A row m, k = 4 kq .. 4 kq + 3 -> As[(k + e) * LDA + m]
+    a_idx = (tid.view(-1, 1) + THREADS * torch.arange(A_LOADS)).flatten()
+    a_m, a_k = a_idx // (BK // 4), (a_idx % (BK // 4)) * 4
+    a_dst = (a_k.view(-1, 1) + e4) * LDA + a_m.view(-1, 1)  # (loads, 4)
+    b_idx = (tid.view(-1, 1) + THREADS * torch.arange(B_LOADS)).flatten()
+    b_k, b_n = b_idx // (BN // 4), (b_idx % (BN // 4)) * 4
+    b_dst = b_k.view(-1, 1) * BN + b_n.view(-1, 1) + e4
+    # multiply: origin(), then TM / 4 float4s of A at o.x + 4 LR s, TN / 4 of B at o.y + 4 LC s
+    warp, lane = tid // 32, tid % 32
+    ox = (warp // (BN // WN)) * WM + (lane // LC) * 4
+    oy = (warp % (BN // WN)) * WN + (lane % LC) * 4
+    rows = ox.view(-1, 1) + (torch.arange(TM) // 4) * 4 * LR + torch.arange(TM) % 4  # (threads, TM)
+    cols = oy.view(-1, 1) + (torch.arange(TN) // 4) * 4 * LC + torch.arange(TN) % 4  # (threads, TN)
+    return (a_m, a_k, a_dst, b_k, b_n, b_dst, rows, cols, LDA)
+
+
+def warptile_tuned_kernel(Am, Bm, BM, BN, BK, WM, WN, TM, TN, THREADS):
+    """17_warptile_tuned.cu: fetch (load4: zero outside the matrix), stash into the buffer the
+    pipeline names, multiply from the other, store4 (dropping what is outside M x N). The
+    buffers start as NaN, so a read of anything not staged shows up in C."""
+    M, K = Am.shape
+    N = Bm.shape[1]
+    a_m, a_k, a_dst, b_k, b_n, b_dst, rows, cols, LDA = warptile_tuned_places(BM, BN, BK, WM, WN, TM, TN, THREADS)
+    for dst, size in ((a_dst, BK * LDA), (b_dst, BK * BN)):  # every float staged once, inside its buffer
+        assert len(set(dst.flatten().tolist())) == dst.numel() and int(dst.max()) < size
+    assert dst.numel() == BK * BN and a_dst.numel() == BK * BM
+    assert bool((rows[:, ::4] % 4 == 0).all()) and bool((cols[:, ::4] % 4 == 0).all()) and LDA % 4 == 0, \
+        "float4 shared loads 16-byte aligned"
+    C = torch.full((M, N), float("nan"), dtype=torch.float64)
+    written = torch.zeros(M, N, dtype=torch.int64)
+    Ap = torch.zeros(M + BM, K + BK, dtype=torch.float64)  # load4's zero fill, as padding
+    Ap[:M, :K] = Am
+    Bp = torch.zeros(K + BK, N + BN, dtype=torch.float64)
+    Bp[:K, :N] = Bm
+    e4 = torch.arange(4)
+    for by, bx in itertools.product(range(-(-M // BM)), range(-(-N // BN))):
+        rowBase, colBase = by * BM, bx * BN
+        As = torch.full((2, BK * LDA), float("nan"), dtype=torch.float64)
+        Bs = torch.full((2, BK * BN), float("nan"), dtype=torch.float64)
+
+        def fetch(k0):
+            return (Ap[(rowBase + a_m).view(-1, 1), (k0 + a_k).view(-1, 1) + e4],
+                    Bp[(k0 + b_k).view(-1, 1), (colBase + b_n).view(-1, 1) + e4])
+
+        def stash(regs, buf):
+            As[buf][a_dst] = regs[0]
+            Bs[buf][b_dst] = regs[1]
+
+        acc = torch.zeros(THREADS, TM, TN, dtype=torch.float64)
+        stash(fetch(0), 0)
+        cur = 0
+        for k0 in range(0, K, BK):
+            more = k0 + BK < K
+            regs = fetch(k0 + BK) if more else None
+            for d in range(BK):
+                a = As[cur][d * LDA + rows]
+                b = Bs[cur][d * BN + cols]
+                acc += a.unsqueeze(2) * b.unsqueeze(1)
+            if more:
+                stash(regs, cur ^ 1)
+            cur ^= 1
+        row = rowBase + rows.unsqueeze(2).expand(-1, -1, TN)
+        col = colBase + cols.unsqueeze(1).expand(-1, TM, -1)
+        inside = (row < M) & (col < N)
+        C[row[inside], col[inside]] = acc[inside]
+        written.index_put_((row[inside], col[inside]), torch.ones_like(row[inside]), accumulate=True)
+    return C, written
+
+
+def check_warptile_tuned_banks():
+    """Bank conflicts of 17_warptile_tuned.cu, per warp: each float4 shared load of multiply
+    touches consecutive 16-byte chunks (its distinct addresses in distinct bank quads: one
+    pass), and the scalar stores of the transposed A slice hit distinct banks with BK = 8, at
+    most two ways with BK = 16."""
+    for name, cfg in WARPTILE_TUNED.items():
+        BM, BN, BK, WM, WN, TM, TN, THREADS = cfg
+        a_m, a_k, a_dst, b_k, b_n, b_dst, rows, cols, LDA = warptile_tuned_places(*cfg)
+        for w in range(THREADS // 32):
+            lanes = slice(32 * w, 32 * w + 32)
+            for addrs in [rows[lanes, 4 * s] for s in range(TM // 4)] + [cols[lanes, 4 * s] for s in range(TN // 4)]:
+                chunks = sorted(set((addrs // 4).tolist()))  # distinct 16-byte chunks (k = 0; any k adds a multiple of 4)
+                assert chunks == list(range(chunks[0], chunks[0] + len(chunks))) and len(chunks) <= 8, (name, chunks)
+        for i in range(a_dst.shape[0] // THREADS):  # the i-th float4 of every thread, element e
+            for w in range(THREADS // 32):
+                for e in range(4):
+                    addr = a_dst.view(THREADS, -1, 4)[32 * w:32 * w + 32, i, e]
+                    banks = torch.bincount(addr % 32, minlength=32)
+                    assert int(banks.max()) <= (1 if BK == 8 else 2), (name, banks.tolist())
+
+
+def check_warptile_tuned(shapes=((1, 1, 1), (33, 65, 31), (130, 67, 45), (300, 264, 40)), configs=WARPTILE_TUNED):
+    gen = torch.Generator().manual_seed(0)
+    for M, N, K in shapes:
+        Am = torch.randint(-3, 4, (M, K), generator=gen).double()
+        Bm = torch.randint(-3, 4, (K, N), generator=gen).double()
+        for name in configs:
+            check(*warptile_tuned_kernel(Am, Bm, *WARPTILE_TUNED[name]), Am, Bm, f"warptile_tuned {name} {M}x{N}x{K}")
 
 
 def check(C, written, Am, Bm, what):
@@ -742,7 +973,7 @@ def check(C, written, Am, Bm, what):
 
 
 def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0,
-                   kernels=("mma_sync", "cp_async", "wgmma", "tma", "persistent")):
+                   kernels=("mma_sync", "cp_async", "wgmma", "tma", "persistent", "tma_store")):
     gen = torch.Generator().manual_seed(seed)
     for M, N, K in shapes:
         Am = torch.randint(-3, 4, (M, K), generator=gen).double()
@@ -759,6 +990,12 @@ def check_products(shapes=SHAPES, configs=CP_ASYNC_CONFIGS, seed=0,
                 check(*tma_kernel(Am, Bm, kernel), Am, Bm, f"{kernel} {M}x{N}x{K}")
             for clusters in (1, 2, None) if "persistent" in kernels else ():
                 check(*tma_kernel(Am, Bm, "persistent", clusters), Am, Bm, f"persistent {clusters} clusters {M}x{N}x{K}")
+            for clusters in (1, None) if "tma_store" in kernels else ():
+                for stages in (4, 3):
+                    check(*tma_kernel(Am, Bm, "tma_store", clusters, stages=stages), Am, Bm,
+                          f"tma_store stages={stages} {clusters} clusters {M}x{N}x{K}")
+            if "tma_store" in kernels:  # C not 16-byte aligned: the stores from registers
+                check(*tma_kernel(Am, Bm, "tma_store", 2, aligned_c=False), Am, Bm, f"tma_store unaligned C {M}x{N}x{K}")
 
 
 def check_grouped_order():
@@ -786,10 +1023,13 @@ def main():
     check_tma_layout()
     check_tma_protocol()
     check_products()
-    check_products(shapes=TMA_SHAPES, kernels=("tma", "persistent"))
-    print("steps 10 to 15: index math checked on", len(SHAPES), "shapes x",
-          1 + 2 * len(CP_ASYNC_CONFIGS) + 2, "kernel variants, steps 13 to 15 also on", len(TMA_SHAPES),
-          "more; the mbarrier protocols of steps 13 to 15 on random interleavings")
+    check_products(shapes=TMA_SHAPES, kernels=("tma", "persistent", "tma_store"))
+    check_warptile_tuned_banks()
+    check_warptile_tuned()
+    print("steps 10 to 16: index math checked on", len(SHAPES), "shapes x",
+          1 + 2 * len(CP_ASYNC_CONFIGS) + 2, "kernel variants, steps 13 to 16 also on", len(TMA_SHAPES),
+          "more; the mbarrier and TMA-store protocols of steps 13 to 16 on random interleavings; step 17's",
+          len(WARPTILE_TUNED), "configs")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ VARIANTS = [(k, {p: v}) for k, info in KERNELS.items() for p, vals in info.param
            [(k, {}) for k, info in KERNELS.items() if not info.params]
 FP32_VARIANTS = [(k, p) for k, p in VARIANTS if KERNELS[k].dtypes == (torch.float32,)]
 HALF_VARIANTS = [(k, p) for k, p in VARIANTS if KERNELS[k].dtypes == (torch.float16, torch.bfloat16)]
-TMA_KERNELS = [k for k, info in KERNELS.items() if info.tma]  # steps 13-15: rows 16-byte aligned only
+TMA_KERNELS = [k for k, info in KERNELS.items() if info.tma]  # steps 13-16: rows 16-byte aligned only
+TMA_VARIANTS = [(k, p) for k, p in HALF_VARIANTS if KERNELS[k].tma]  # with step 16's stages=4 and 3
+# The persistent steps (15, 16) in every built variant: grids capped to walk many tiles per cluster.
+PERSISTENT_VARIANTS = [(k, p) for k, p in TMA_VARIANTS if k in ("persistent", "tma_store")]
 SHAPES = [(1, 1, 1), (7, 13, 5), (33, 65, 31), (127, 129, 257), (130, 67, 200), (256, 256, 256), (300, 4, 1001)]
 # The 16-bit kernels also on shapes whose rows are 16-byte aligned (K and N multiples of 8):
 # the cp.async path, once on whole tiles, once with partial tiles and more slices than stages.
@@ -25,7 +28,7 @@ HALF_SHAPES = SHAPES + [(256, 512, 128), (384, 264, 1000)]
 HALF_BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 # 9 K-slices of 64 through step 12's ring of 4 buffers (one of emulate.SHAPES).
 RING_WRAP = (130, 264, 520)
-# Steps 13-15 read through TMA (K and N multiples of 8): partial tiles in M, N and K, one row,
+# Steps 13-16 read through TMA (K and N multiples of 8): partial tiles in M, N and K, one row,
 # one slice, a pair tile half below M (step 15: 300 rows are 3 tiles), the ring wrapping.
 TMA_SHAPES = [(1, 8, 8), (7, 16, 40), (33, 72, 24), (127, 136, 264), (130, 264, 200), (256, 256, 256),
               (300, 8, 1000), (256, 512, 128), (384, 264, 1000), RING_WRAP]
@@ -110,14 +113,58 @@ def test_tensor_core_index_math_on_the_cpu():
         emulate.check_products(shapes=[(33, 65, 31), (130, 264, 72)])
         # step 12 also with more K slices than stages: the ring wraps and every buffer is refilled
         emulate.check_products(shapes=[RING_WRAP], kernels=("wgmma",))
-        # steps 13-15: a pair tile half below M, more tiles than clusters (step 15 on 1 and 2)
-        emulate.check_products(shapes=[(300, 136, 72)], kernels=("tma", "persistent"))
+        # steps 13-16: a pair tile half below M, more tiles than clusters (steps 15-16 on 1 and 2);
+        # step 16 through its staging boxes with both rings, and with C unaligned
+        emulate.check_products(shapes=[(300, 136, 72)], kernels=("tma", "persistent", "tma_store"))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_tma_store_layout_check_catches_a_wrong_swizzle(monkeypatch):
+    """Step 16's staging check is not vacuous: a TMA store that read the boxes unswizzled (the
+    loads and descriptors, unswizzled alike, still agree with each other) gets C wrong."""
+    from cuda_reference import emulate
+    monkeypatch.setattr(emulate, "swizzle_address", lambda addr: addr)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with pytest.raises(AssertionError, match="tma_store"):
+            emulate.check_products(shapes=[(130, 264, 72)], kernels=("tma_store",))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_tma_store_protocol_check_catches_broken_protocols():
+    """Step 16's staging protocol check is not vacuous: waiting for one store fewer before a
+    staging box is rewritten (wait_group.read 2 with two boxes) overwrites a box the TMA still
+    reads; leaving out the closing wait_group 0 lets a CTA exit with a store unfinished."""
+    from cuda_reference import emulate
+    for kwargs, words in ((dict(store_wait=2), "staging box written while a TMA store still reads it"),
+                          (dict(final_wait=False), "exit with a TMA store unfinished")):
+        emulate.tma_protocol("tma_store", M=130, N=512, K=72, seed=0, clusters=1)
+        with pytest.raises(AssertionError, match=words):
+            for seed in range(20):  # random orders: one of them shows it
+                emulate.tma_protocol("tma_store", M=130, N=512, K=72, seed=seed, clusters=1, **kwargs)
+
+
+def test_warptile_tuned_index_math_on_the_cpu():
+    """Step 17 (fp32): for every built config, the fetch, the transposed and padded stash, the
+    double-buffer rotation, the interleaved float4 reads and the stores (emulate.warptile_tuned_kernel)
+    compute C exactly and write each element once, on partial tiles and tiny shapes; the shared
+    loads are conflict-free and the transposed stores at most two-way (BK = 16)."""
+    from cuda_reference import emulate
+    assert set(emulate.WARPTILE_TUNED) == set(KERNELS["warptile_tuned"].params["config"])
+    emulate.check_warptile_tuned_banks()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        emulate.check_warptile_tuned()
     finally:
         torch.set_num_threads(threads)
 
 
 def test_tma_barrier_protocols_on_random_interleavings():
-    """Steps 13-15's full/empty mbarriers, phase parities, multicast and the persistent ring,
+    """Steps 13-16's full/empty mbarriers, phase parities, multicast and the persistent ring,
     run with every agent and asynchronous completion in random orders (emulate.tma_protocol):
     no stage is multiplied without its slice or refilled while read, nothing deadlocks."""
     from cuda_reference import emulate
@@ -211,7 +258,7 @@ class _OnCuda(torch.Tensor):
 @pytest.mark.parametrize("capability", [None, (8, 0), (9, 0), (10, 0)], ids=str)
 def test_wgmma_runs_only_on_compute_capability_9_0(monkeypatch, capability, kernel):
     """runs_on and matmul's argument check, for a machine without CUDA (None) and GPUs of
-    three capabilities: steps 12-15 run on 9.0 only, and the refusal names both capabilities
+    three capabilities: steps 12-16 run on 9.0 only, and the refusal names both capabilities
     and the fix; the steps with no capability run everywhere there is a GPU."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: capability is not None)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
@@ -244,7 +291,7 @@ def _on_cuda(rows, cols, offset=0):
 
 @pytest.mark.parametrize("kernel", TMA_KERNELS)
 def test_tma_kernels_refuse_unaligned_rows_with_the_fix(monkeypatch, kernel):
-    """Steps 13-15 read A and B through TMA: K or N not a multiple of 8, or a data pointer off a
+    """Steps 13-16 read A and B through TMA: K or N not a multiple of 8, or a data pointer off a
     16-byte boundary, is refused before anything launches, naming what is wrong and the fix;
     aligned rows of any M pass, and so do empty products (nothing is launched for them)."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -319,17 +366,19 @@ def test_tensor_core_unaligned_pointers_take_the_scalar_path(dtype):
             cuda_reference.matmul(x, y, kernel, out=out, **params)
             assert rel_err(out, a, b) < HALF_BOUND[dtype], (kernel, params, case)
     # C may sit anywhere: the TMA steps store it from registers, 2 bytes at a time when it is off
+    # (step 16 falls back from its TMA stores to those from registers)
     x, y = a.clone(), b.clone()
-    for kernel in filter(runs_on, TMA_KERNELS):
+    for kernel, params in filter(lambda v: runs_on(v[0]), TMA_VARIANTS):
         out.fill_(float("nan"))
-        cuda_reference.matmul(x, y, kernel, out=out)
-        assert rel_err(out, a, b) < HALF_BOUND[dtype], kernel
+        cuda_reference.matmul(x, y, kernel, out=out, **params)
+        assert rel_err(out, a, b) < HALF_BOUND[dtype], (kernel, params)
+        assert torch.equal(out, cuda_reference.matmul(x, y, "wgmma")), (kernel, params)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_tma_kernels_refuse_unaligned_shapes(dtype):
-    """K or N not a multiple of 8: steps 13-15 raise before launching, and leave `out` alone."""
+    """K or N not a multiple of 8: steps 13-16 raise before launching, and leave `out` alone."""
     for kernel in filter(runs_on, TMA_KERNELS):
         for M, N, K in ((7, 13, 5), (33, 64, 31), (64, 60, 64)):
             a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
@@ -342,32 +391,35 @@ def test_tma_kernels_refuse_unaligned_shapes(dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_tma_kernels_match_step_12_bit_for_bit(dtype):
-    """Steps 13-15 issue step 12's wgmma on the same shared-memory layout in the same order, with
-    zeros where step 12 has zeros: the results are identical, bit for bit, including a grid of
-    many tiles per persistent cluster."""
+    """Steps 13-16 issue step 12's wgmma on the same shared-memory layout in the same order, with
+    zeros where step 12 has zeros, and round C the same way (step 16 through its staging boxes
+    and TMA stores): the results are identical, bit for bit, including a grid of many tiles per
+    persistent cluster."""
     if not runs_on("wgmma"):
         pytest.skip("needs compute capability 9.0")
     for M, N, K in ((130, 264, 520), (1000, 1032, 136), (2200, 2056, 24)):
         a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
         want = cuda_reference.matmul(a, b, "wgmma")
-        for kernel in TMA_KERNELS:
-            got = cuda_reference.matmul(a, b, kernel)
-            assert torch.equal(got, want), (kernel, (M, N, K), (got != want).sum().item())
+        for kernel, params in TMA_VARIANTS:
+            got = cuda_reference.matmul(a, b, kernel, **params)
+            assert torch.equal(got, want), (kernel, params, (M, N, K), (got != want).sum().item())
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel, params", PERSISTENT_VARIANTS, ids=lambda v: str(v))
 @pytest.mark.parametrize("clusters", ["1", "2", "7"])
-def test_persistent_walks_many_tiles_per_cluster(monkeypatch, clusters):
-    """Step 15 on a capped grid (CUDA_REFERENCE_MAX_CLUSTERS): each cluster walks many tiles, the
-    ring and its barrier phases running on across them, pair tiles half below M included."""
-    if not runs_on("persistent"):
+def test_persistent_walks_many_tiles_per_cluster(monkeypatch, clusters, kernel, params):
+    """Steps 15 and 16 on a capped grid (CUDA_REFERENCE_MAX_CLUSTERS): each cluster walks many
+    tiles, the ring and its barrier phases running on across them (step 16: its staging boxes
+    rewritten tile after tile), pair tiles half below M included."""
+    if not runs_on(kernel):
         pytest.skip("needs compute capability 9.0")
     monkeypatch.setenv("CUDA_REFERENCE_MAX_CLUSTERS", clusters)
     for M, N, K in ((300, 520, 136), (1000, 1032, 72), (384, 264, 1000)):
         for dtype in (torch.float16, torch.bfloat16):
             a, b = torch.randn(M, K, device="cuda").to(dtype), torch.randn(K, N, device="cuda").to(dtype)
             out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
-            cuda_reference.matmul(a, b, "persistent", out=out)
+            cuda_reference.matmul(a, b, kernel, out=out, **params)
             assert rel_err(out, a, b) < HALF_BOUND[dtype], (clusters, (M, N, K), dtype)
             assert torch.equal(out, cuda_reference.matmul(a, b, "wgmma")), (clusters, (M, N, K), dtype)
 
@@ -416,8 +468,8 @@ def test_unaligned_pointers_take_the_scalar_path():
     buf = torch.randn(97 * 131 + 1, device="cuda")
     a = buf[1:1 + 97 * 131].view(97, 131)
     b = torch.randn(131, 50, device="cuda")
-    for kernel in ("vectorized", "warptile"):
-        assert rel_err(cuda_reference.matmul(a, b, kernel), a, b) < 1e-5
+    for kernel, params in [("vectorized", {}), ("warptile", {})] + [v for v in FP32_VARIANTS if v[0] == "warptile_tuned"]:
+        assert rel_err(cuda_reference.matmul(a, b, kernel, **params), a, b) < 1e-5, (kernel, params)
 
 
 @pytest.mark.gpu
@@ -452,8 +504,8 @@ def test_compile_all_kernels_without_a_gpu(tmp_path, monkeypatch):
             return  # cuobjdump without its disassembler: no SASS to read
         assert sass.returncode == 0, sass.stderr
         assert "HGMMA" in sass.stdout, "no wgmma in the sm_90a code"
-        # steps 13-15: TMA loads, step 15's multicast, steps 14-15's register reallocation
-        for op in ("UTMALDG.2D", "UTMALDG.2D.MULTICAST", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"):
+        # steps 13-16: TMA loads, step 15's multicast, steps 14-16's register reallocation, step 16's TMA stores
+        for op in ("UTMALDG.2D", "UTMALDG.2D.MULTICAST", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC", "UTMASTG"):
             assert op in sass.stdout, f"no {op} in the sm_90a code"
 
 
