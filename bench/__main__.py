@@ -178,6 +178,10 @@ def measure(precision, shapes, only, progress, rounds=1, pinned=True, slow_cap=i
             if impl.name in impls.SLOW and M * N * K > slow_cap:
                 row["note"] = f"skipped: > {round(slow_cap ** (1 / 3))}^3 (slow)"
                 continue
+            refused = impl.refuses and impl.refuses(a, b)
+            if refused:
+                row["note"] = f"refused: {refused}"
+                continue
             out = torch.full((M, N), float("nan"), dtype=dtype, device="cuda")
             impl.run(a, b, out)  # build, compile and tune here, outside the timing
             torch.cuda.synchronize()

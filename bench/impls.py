@@ -36,6 +36,7 @@ class Impl(NamedTuple):
     precisions: tuple  # which tables it appears in: "fp32", "tf32", "fp16", "bf16"
     run: Callable  # run(a, b, out) -> None
     pinned: dict | None = None  # a pinned tritonmm config
+    refuses: Callable | None = None  # refuses(a, b) -> why this implementation does not take the operands, or None
 
 
 def _tile(text: str) -> tuple:
@@ -56,8 +57,20 @@ def _later_steps(dtype, precisions: tuple) -> list:
             label = " ".join(str(v) for v in params.values())
             tile = _tile(label) if "x" in label else _tile(info.tile)
             rows.append(Impl(f"cuda {name}" + (f" {label}" if label else ""), "thread", tile, precisions,
-                             _cuda(name, **params)))
+                             _cuda(name, **params), refuses=_cuda_refuses(name)))
     return rows
+
+
+def _cuda_refuses(kernel):
+    """The reason cuda_reference.matmul would refuse a and b for kernel (its ValueError's text), or None."""
+    def refuses(a, b):
+        import cuda_reference
+        try:
+            cuda_reference.check_operands(a, b, kernel)
+        except ValueError as e:
+            return str(e).split(";")[0]
+        return None
+    return refuses
 
 
 def _cuda(kernel, **params):

@@ -224,7 +224,19 @@ def compile_steps(text: str) -> str:
 
 def own_code(fn, name: str):
     """fn as a new function whose code object is its own (a copy of fn's, named name): dynamo keeps compiled
-    graphs on the code object, so each such function compiles, and keeps, its own graphs."""
+    graphs on the code object, so each such function compiles, and keeps, its own graphs.
+
+    Why this and not torch._dynamo.reset() between the variants: dynamo's cache of compiled frames lives on
+    the code object (PEP 523's co_extra slot, torch 2.0 onwards, 2.11 to 2.14 included), and the callable
+    torch.compile returns holds no graph of its own, only the frame hook; reset() empties every code object's
+    cache, so the variants compiled before it would compile again at their next call: in the timed rounds,
+    their compile timed as a step. code.replace gives a new code object with an empty co_extra, so each
+    variant's first call compiles under its own setting and its later calls find that graph, whatever was
+    compiled between (its guards see the model, the inputs and grad mode, not tritonmm's switch, which is
+    why aten's and use_tritonmm's steps, the same model on the same inputs, must not share a code object).
+    On torch 2.11 aten's and use_tritonmm's steps each compiled a graph of their own (the run where
+    swap_linears failed to trace), on 2.14 all three did; tests/test_bench.py's test_model_compiled_row
+    counts them, each with the switch as it was at its compile."""
     code = fn.__code__.replace(co_name=name, **({"co_qualname": name} if hasattr(fn.__code__, "co_qualname") else {}))
     return types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
 

@@ -167,6 +167,12 @@ def _check(a, b, out, kernel):
                              f"strides {out.stride()}")
 
 
+def check_operands(a, b, kernel: str) -> None:
+    """Raises the TypeError or ValueError (or RuntimeError, for a GPU the kernel does not run on) that
+    matmul(a, b, kernel) would raise for its operands, before anything is built or launched."""
+    _check(a, b, None, kernel)
+
+
 def _check_tma_rows(a, b, kernel):
     """TMA addresses a matrix by its base and row pitch, both multiples of 16 bytes: K and N
     multiples of 8 (16-bit elements) and 16-byte aligned data pointers."""

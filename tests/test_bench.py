@@ -558,55 +558,78 @@ def test_model_kernel_kind_of_sample_names():
     assert counts == dict(other=2, tritonmm=6, other_names=[cublas[0]])
 
 
-def _tiny_variants():
+def _tiny_variants(device):
+    """The three variants of a tiny float32 LlamaLike on device. Its tensors must be where tritonmm runs them:
+    on the CPU only in Triton's interpreter (conftest sets TRITON_INTERPRET=1 where there is no GPU), so on a
+    machine with a GPU they are CUDA tensors; there tritonmm's validation refuses CPU tensors (ValueError "x is
+    on the CPU"), and under torch.compile dynamo reports that as "Unsupported: Observed exception"."""
     from bench import model_bench
     from bench.model import LlamaLike
     torch.manual_seed(0)
-    base = LlamaLike(vocab=40, width=32, heads=4, kv_heads=2, hidden=48, layers=1)
+    base = LlamaLike(vocab=40, width=32, heads=4, kv_heads=2, hidden=48, layers=1).to(device)
     return {"aten": (base, contextlib.nullcontext),
             "swap_linears": (model_bench.swapped_copy(base), contextlib.nullcontext),
             "use_tritonmm": (base, tritonmm.use_tritonmm)}
 
 
-def _cpu_inputs(monkeypatch):
+def _small_inputs(monkeypatch, device):
     from bench import model_bench
     from bench.model import make_batch
 
     def make_inputs(step, model, vocab):
-        idx, targets = make_batch(2, 5, vocab, "cpu", torch.Generator().manual_seed(1))
+        idx, targets = make_batch(2, 5, vocab, device, torch.Generator().manual_seed(1))
         return (idx, targets) if step == "train" else (idx, None)
     monkeypatch.setattr(model_bench, "make_inputs", make_inputs)
     monkeypatch.setattr(model_bench, "wall_ms", lambda fn: (fn(), 2.0)[1])
 
 
-def test_model_compiled_row_on_cpu(monkeypatch):
-    """The compiled training step of each variant (aot_eager on the CPU, where inductor's pass does not run
-    but the override does): each compiles once, under its own code object, and no call after its warm-up
-    recompiles; losses and gradients agree with aten's compiled step."""
+def _kernels_of_each_variant(row, device, step, variants):
+    """The GEMM launches of variants' profiled calls: none on a CPU (no device kernels); on a GPU aten's compiled
+    step ran other libraries' GEMMs and none of tritonmm's, and each tritonmm variant ran a tritonmm kernel or
+    more for each of the tiny model's 8 products (training: with their 2 backward products each)."""
+    if device == "cpu":
+        assert row["kernels"] == {name: [0, 0] for name in variants}, row["kernels"]
+        return
+    assert set(row["kernels"]) == set(variants), row["kernels"]
+    other, ours = row["kernels"]["aten"]
+    assert other > 0 and ours == 0, row["kernels"]
+    for name in set(variants) - {"aten"}:
+        assert row["kernels"][name][1] >= 8 * (3 if step == "train" else 1), (name, row["kernels"])
+
+
+def test_model_compiled_row(monkeypatch, device):
+    """The compiled training step of each variant (aot_eager: inductor's pass does not run but the override
+    does): each compiles exactly once, under its own tritonmm setting (aten's and swap_linears' with tritonmm off,
+    use_tritonmm's inside the switch), so no graph is shared across variants (aten's and use_tritonmm's compile
+    the same model on the same inputs) and no call after the warm-up recompiles; losses and gradients agree with
+    aten's compiled step."""
     from bench import model_bench
     from bench.progress import Steps
-    _cpu_inputs(monkeypatch)
-    compiles = []
+    _small_inputs(monkeypatch, device)
+    compiled_with_tritonmm = []  # tritonmm's switch at each graph's compile, in the order they compiled
 
     def backend(gm, example_inputs):
-        compiles.append(gm)
+        compiled_with_tritonmm.append(tritonmm.override.enabled())
         return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
-    row = model_bench.measure_compiled("train", _tiny_variants(), 2, Steps(5, "compiled"), backend=backend)
-    assert len(compiles) == 3  # one per variant: none reused across variants, none recompiled in the rounds
+    row = model_bench.measure_compiled("train", _tiny_variants(device), 2, Steps(5, "compiled"), backend=backend)
+    assert row["not_compiled"] == {} and row["not_profiled"] == {} and row["note"] == "", row["note"]
+    # One graph per variant, in the variants' order, each under its setting: none reused across variants,
+    # none recompiled in the rounds.
+    assert compiled_with_tritonmm == [False, False, True]
     assert row["kind"] == "compiled" and row["ms"] == {name: 2.0 for name in model_bench.VARIANTS}
-    assert row["not_compiled"] == {} and row["not_profiled"] == {} and row["note"] == ""
     assert set(row["rel_diff"]) == set(row["grad_diff"]) == {"swap_linears", "use_tritonmm"}
     assert all(d < 1e-4 for d in [*row["rel_diff"].values(), *row["grad_diff"].values()]), row
-    assert row["kernels"] == {name: [0, 0] for name in model_bench.VARIANTS}  # no device kernels on a CPU
+    _kernels_of_each_variant(row, device, "train", model_bench.VARIANTS)
     lines = model_bench.table([row]).splitlines()
     assert "GEMM kernels other/tritonmm: aten | swap | use" in lines[0] and "grad rel diff swap / use" in lines[0]
-    assert " compiled " in lines[2] and "2.00 (x1.00)" in lines[2] and "0/0 | 0/0 | 0/0" in lines[2]
+    cells = " | ".join("/".join(map(str, row["kernels"][name])) for name in model_bench.VARIANTS)
+    assert " compiled " in lines[2] and "2.00 (x1.00)" in lines[2] and cells in lines[2]
 
 
-def test_model_compiled_row_reports_a_failed_compile(monkeypatch, capsys):
+def test_model_compiled_row_reports_a_failed_compile(monkeypatch, capsys, device):
     from bench import model_bench
     from bench.progress import Steps
-    _cpu_inputs(monkeypatch)
+    _small_inputs(monkeypatch, device)
     real = model_bench.compiled_step_fn
 
     def compiled_step_fn(step, model, inputs, name, backend="inductor"):
@@ -617,15 +640,17 @@ def test_model_compiled_row_reports_a_failed_compile(monkeypatch, capsys):
             return fails
         return fn
     monkeypatch.setattr(model_bench, "compiled_step_fn", compiled_step_fn)
-    row = model_bench.measure_compiled("prefill", _tiny_variants(), 1, Steps(5, "compiled"))
+    row = model_bench.measure_compiled("prefill", _tiny_variants(device), 1, Steps(5, "compiled"))
     why = "RuntimeError: InductorError: the pass broke"
     assert row["not_compiled"] == {"use_tritonmm": why} and row["note"] == f"use_tritonmm not compiled: {why}"
     assert set(row["ms"]) == set(row["kernels"]) == {"aten", "swap_linears"} and row["grad_diff"] == {}
     assert set(row["rel_diff"]) == {"swap_linears"} and row["rel_diff"]["swap_linears"] < 1e-4
+    _kernels_of_each_variant(row, device, "prefill", ("aten", "swap_linears"))
     assert "use_tritonmm not compiled (prefill)" in capsys.readouterr().err  # the traceback, on stderr
     eager = dict(step="prefill", kind="eager", ms={"aten": 1.0}, rel_diff={}, note="")
     lines = model_bench.table([eager, row]).splitlines()
-    assert f"not compiled: {why}" in lines[-1] and "0/0 | 0/0 | -" in lines[-1]
+    cells = " | ".join("/".join(map(str, row["kernels"][name])) for name in ("aten", "swap_linears"))
+    assert f"not compiled: {why}" in lines[-1] and f"{cells} | -" in lines[-1]
     assert lines[2].rstrip().endswith(" -")  # the eager row: its compile-only cells (and its note) empty
 
 
