@@ -18,8 +18,8 @@ from .product import Product
 def product(a, b, *, precision: str, bias=None, activation: str = "none", out=None, config=None,
             scales=(None, None), out_dtype=None):
     """act(a @ b + bias) into out (allocated when None, of out_dtype or a's dtype) and returned.
-    a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch
-    (a batch stride of 0 broadcasts an operand). FP8 operands come with ``scales`` (scale_a,
+    a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch, or
+    one product per entry where each is large (rules.batch_slices); a batch stride of 0 broadcasts an operand. FP8 operands come with ``scales`` (scale_a,
     scale_b) applied to the fp32 accumulator. ``precision`` as precision.resolve_precision gives it;
     ``config`` a pinned triton.Config or None. Arguments are assumed checked (validation.py)."""
     key = None
