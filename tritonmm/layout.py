@@ -100,6 +100,17 @@ def read_width(t: torch.Tensor) -> int:
     return load_bytes(t, vec_hint(t))
 
 
+def narrowest_read(a: torch.Tensor, b: torch.Tensor) -> int:
+    """The narrowest read the pointer kernel would make of a and b (rules.tma_path's read_bytes); one element
+    for other than 16-bit operands, where wide reads were not measured against staging."""
+    return min(read_width(a), read_width(b)) if a.element_size() == 2 else a.element_size()
+
+
+def tma_copy_bytes(a: torch.Tensor, b: torch.Tensor) -> int:
+    """What the copies that let TMA read a and b would move: those it cannot read as they are."""
+    return sum(copy_bytes(t) for t in (a, b) if tma_source(t) is None)
+
+
 def layout(t: torch.Tensor) -> str:
     """N: rows contiguous; T: a transposed view; S: strided both ways (of the last two dims)."""
     return "N" if t.stride(-1) == 1 else "T" if t.stride(-2) == 1 else "S"

@@ -90,7 +90,7 @@ class Product:
         FP8 (not measured; on Hopper TF32 and FP8 operands are staged K-major already)."""
         if self.batched or self.traced:
             return [None, None]
-        copy_a, copy_b, _ = rules.pointer_staging(self.facts, *self.given, self.M, self.N, self.K, captured)
+        copy_a, copy_b = rules.pointer_staging(self.facts, *self.given, self.M, self.N, self.K, captured)
         return [staging.padded_a_copy if copy_a else None, staging.padded_b_copy if copy_b else None]
 
     def _pointer_args(self, a, b, c) -> tuple:
@@ -106,12 +106,11 @@ class Product:
 
     def _staged_bytes(self) -> int:
         """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
-        return sum(layout.copy_bytes(t) for t in (self.a, self.b) if layout.tma_source(t) is None)
+        return layout.tma_copy_bytes(self.a, self.b)
 
     def _read_bytes(self) -> int:
-        """The narrowest read the pointer kernel would make of the caller's operands (tma_path's read_bytes); one
-        element for other than 16-bit operands, where wide reads were not measured against staging."""
-        return min(map(layout.read_width, self.given)) if self.dtype.itemsize == 2 else self.dtype.itemsize
+        """The narrowest read the pointer kernel would make of the caller's operands (layout.narrowest_read)."""
+        return layout.narrowest_read(*self.given)
 
     @property
     def differs_when_captured(self) -> bool:

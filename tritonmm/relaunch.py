@@ -25,12 +25,6 @@ class Entry(NamedTuple):
 _entries: dict = {}
 
 
-def forget() -> None:
-    """Drops every cached launch (the product and copy launches alike)."""
-    _entries.clear()
-    staging.forget()
-
-
 def _facts(t):
     return None if t is None else (type(t), t.device, t.dtype, t.shape, t.stride(), t.data_ptr() & 15)
 

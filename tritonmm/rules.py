@@ -39,13 +39,13 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
 
 
 def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
-    """(copy A, copy B, pad K): which of a product's 16-bit operands the pointer kernel reads from K-major
-    copies whose K is zero-padded to 16 bytes, because it would read them at most
-    pointer_stage_max_load_bytes at a time; (False, False, False) where the rule does not stage. For
+    """(copy A, copy B): which of a product's 16-bit operands the pointer kernel reads from K-major copies
+    whose K is zero-padded to 16 bytes, because it would read them at most pointer_stage_max_load_bytes at a
+    time; (False, False) where the rule does not stage. For
     unbatched real 16-bit products of more than one row; eagerly only from stage_eager_min_macs (a copy's
     launch is host time). Reads of async_copy_min_bytes or more are staged only where the copies pay."""
     th = thresholds.for_device(facts)
-    none = (False, False, False)
+    none = (False, False)
     if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= th.stage_eager_min_macs):
         return none
     widths = layout.read_width(a), layout.read_width(b)
@@ -57,7 +57,7 @@ def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
         moved = sum(layout.copy_bytes(t) for t, c in ((a, copy_a), (b, copy_b)) if c)
         if moved > th.pointer_stage_small_bytes and M * N * K < th.pointer_stage_min_macs_per_byte * moved:
             return none
-    return copy_a, copy_b, pad
+    return copy_a, copy_b
 
 
 def presplit(facts, M, N, K, captured: bool) -> bool:
@@ -111,6 +111,4 @@ def batch_slices(facts, a, b, captured: bool) -> bool:
     N = layout.hint(b.shape[-1])
     if Z < 2 or not facts.tma:
         return False
-    staged = sum(layout.copy_bytes(t[0]) for t in (a, b) if layout.tma_source(t[0]) is None)
-    read = min(layout.read_width(a[0]), layout.read_width(b[0])) if a.element_size() == 2 else a.element_size()
-    return tma_path(facts, M, N, K, staged, captured, read)
+    return tma_path(facts, M, N, K, layout.tma_copy_bytes(a[0], b[0]), captured, layout.narrowest_read(a[0], b[0]))

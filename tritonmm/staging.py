@@ -24,11 +24,6 @@ def row_pad(like: torch.Tensor) -> int:
 _copy_launches: dict = {}
 
 
-def forget() -> None:
-    """Drops the cached copy launches."""
-    _copy_launches.clear()
-
-
 def _copy_key(x, y, lo, x2, y2, pair):
     return (x.device, x.dtype, x.shape, y.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
             None if lo is None else lo.data_ptr() & 15,
