@@ -78,9 +78,11 @@ KERNELS = {
                             HALF, (9, 0), tma=True),
     "warptile_tuned": KernelInfo(17, "17_warptile_tuned.cu", "fp32 again: double_buffer's pipeline with a "
                                  "conflict-free interleaved warp tile (4 x 4 sub-blocks, float4 shared loads) and "
-                                 "sizes for the H100; config = BMxBNxBK_threads", {"config": (
+                                 "sizes for the H100; config = BMxBNxBK_threads, _g8: tiles in groups of 8 rows, _4x2: "
+                                 "warps 4 down, 2 across", {"config": (
                                      "128x128x8_256t", "128x128x16_256t", "128x256x8_256t", "256x128x8_256t",
-                                     "128x128x8_128t")}, "BMxBN"),
+                                     "128x128x8_128t", "128x256x16_256t", "256x128x16_256t", "128x256x8_256t_g8",
+                                     "128x256x16_256t_g8", "128x256x16_256t_4x2")}, "BMxBN"),
 }
 
 # The launcher's dtype code for the 16-bit kernels (build.py's run16).

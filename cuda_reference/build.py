@@ -31,7 +31,10 @@ EXTENSION_NAME = "tritonmm_cuda_reference"
 LAUNCHERS = ["naive", "coalesced", "tiled_8", "tiled_16", "tiled_32", "blocktile_1d", "blocktile_2d",
              "vectorized", "warptile_128", "warptile_256", "double_buffer_2",
              "double_buffer_1", "warptile_tuned_128x128x8_256t", "warptile_tuned_128x128x16_256t",
-             "warptile_tuned_128x256x8_256t", "warptile_tuned_256x128x8_256t", "warptile_tuned_128x128x8_128t"]
+             "warptile_tuned_128x256x8_256t", "warptile_tuned_256x128x8_256t", "warptile_tuned_128x128x8_128t",
+             "warptile_tuned_128x256x16_256t", "warptile_tuned_256x128x16_256t", "warptile_tuned_128x256x8_256t_g8",
+             "warptile_tuned_128x256x16_256t_g8",
+             "warptile_tuned_128x256x16_256t_4x2"]
 # The 16-bit (fp16 / bf16) launchers, steps 9 to 16.
 LAUNCHERS16 = ["wmma", "mma_sync", "cp_async_128x256x64", "cp_async_128x256x32", "cp_async_128x128x32", "wgmma",
                "tma", "warp_specialized", "persistent", "tma_store_4", "tma_store_3"]

@@ -20,7 +20,7 @@ set -o pipefail
 OUT=${OUT:-/tmp/hopper-steps}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-NEW="tma_store warptile_tuned"
+NEW=${NEW:-"tma_store warptile_tuned"}  # the steps smoke-run and sanitized; NEW=... to choose
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(), torch.cuda.get_device_capability())"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 

@@ -852,11 +852,28 @@ def check_tma_protocol(seeds=range(3)):
 
 # ---- step 17: the tuned fp32 warp tile ----------------------------------------------------
 # (BM, BN, BK, WM, WN, TM, TN, THREADS) of 17_warptile_tuned.cu's launchers, by config name.
+# (BM, BN, BK, WM, WN, TM, TN, THREADS[, GROUP]) of each launcher of 17_warptile_tuned.cu.
 WARPTILE_TUNED = {"128x128x8_256t": (128, 128, 8, 64, 32, 8, 8, 256),
                   "128x128x16_256t": (128, 128, 16, 64, 32, 8, 8, 256),
                   "128x256x8_256t": (128, 256, 8, 64, 64, 8, 16, 256),
                   "256x128x8_256t": (256, 128, 8, 128, 32, 16, 8, 256),
-                  "128x128x8_128t": (128, 128, 8, 64, 64, 8, 16, 128)}
+                  "128x128x8_128t": (128, 128, 8, 64, 64, 8, 16, 128),
+                  "128x256x16_256t": (128, 256, 16, 64, 64, 8, 16, 256),
+                  "256x128x16_256t": (256, 128, 16, 128, 32, 16, 8, 256),
+                  "128x256x8_256t_g8": (128, 256, 8, 64, 64, 8, 16, 256, 8),
+                  "128x256x16_256t_g8": (128, 256, 16, 64, 64, 8, 16, 256, 8),
+                  "128x256x16_256t_4x2": (128, 256, 16, 32, 128, 8, 16, 256)}
+
+
+def tile_of_block(by, bx, grid_y, grid_x, GROUP):
+    """17_warptile_tuned.cu's tile_of_block: block (by, bx) of a grid_y x grid_x grid -> its (tile row,
+    tile column); GROUP rows of tiles a group, walked down before across (GROUP = 0: the grid itself)."""
+    if GROUP == 0:
+        return by, bx
+    pid, per_group = by * grid_x + bx, GROUP * grid_x
+    first = (pid // per_group) * GROUP
+    rows = min(grid_y - first, GROUP)
+    return first + (pid % per_group) % rows, (pid % per_group) // rows
 
 
 def warptile_tuned_places(BM, BN, BK, WM, WN, TM, TN, THREADS):
@@ -883,7 +900,7 @@ def warptile_tuned_places(BM, BN, BK, WM, WN, TM, TN, THREADS):
     return (a_m, a_k, a_dst, b_k, b_n, b_dst, rows, cols, LDA)
 
 
-def warptile_tuned_kernel(Am, Bm, BM, BN, BK, WM, WN, TM, TN, THREADS):
+def warptile_tuned_kernel(Am, Bm, BM, BN, BK, WM, WN, TM, TN, THREADS, GROUP=0):
     """17_warptile_tuned.cu: fetch (load4: zero outside the matrix), stash into the buffer the
     pipeline names, multiply from the other, store4 (dropping what is outside M x N). The
     buffers start as NaN, so a read of anything not staged shows up in C."""
@@ -902,7 +919,9 @@ def warptile_tuned_kernel(Am, Bm, BM, BN, BK, WM, WN, TM, TN, THREADS):
     Bp = torch.zeros(K + BK, N + BN, dtype=torch.float64)
     Bp[:K, :N] = Bm
     e4 = torch.arange(4)
-    for by, bx in itertools.product(range(-(-M // BM)), range(-(-N // BN))):
+    grid_y, grid_x = -(-M // BM), -(-N // BN)
+    for block in itertools.product(range(grid_y), range(grid_x)):
+        by, bx = tile_of_block(*block, grid_y, grid_x, GROUP)
         rowBase, colBase = by * BM, bx * BN
         As = torch.full((2, BK * LDA), float("nan"), dtype=torch.float64)
         Bs = torch.full((2, BK * BN), float("nan"), dtype=torch.float64)
@@ -942,8 +961,8 @@ def check_warptile_tuned_banks():
     pass), and the scalar stores of the transposed A slice hit distinct banks with BK = 8, at
     most two ways with BK = 16."""
     for name, cfg in WARPTILE_TUNED.items():
-        BM, BN, BK, WM, WN, TM, TN, THREADS = cfg
-        a_m, a_k, a_dst, b_k, b_n, b_dst, rows, cols, LDA = warptile_tuned_places(*cfg)
+        BM, BN, BK, WM, WN, TM, TN, THREADS = cfg[:8]
+        a_m, a_k, a_dst, b_k, b_n, b_dst, rows, cols, LDA = warptile_tuned_places(*cfg[:8])
         for w in range(THREADS // 32):
             lanes = slice(32 * w, 32 * w + 32)
             for addrs in [rows[lanes, 4 * s] for s in range(TM // 4)] + [cols[lanes, 4 * s] for s in range(TN // 4)]:
@@ -957,7 +976,10 @@ def check_warptile_tuned_banks():
                     assert int(banks.max()) <= (1 if BK == 8 else 2), (name, banks.tolist())
 
 
-def check_warptile_tuned(shapes=((1, 1, 1), (33, 65, 31), (130, 67, 45), (300, 264, 40)), configs=WARPTILE_TUNED):
+def check_warptile_tuned(shapes=((1, 1, 1), (33, 65, 31), (130, 67, 45), (300, 264, 40), (1100, 530, 12)),
+                         configs=WARPTILE_TUNED):
+    """Each config's C against Am @ Bm, every element written once; 1100 rows make a whole group of
+    8 tile rows and a partial one for the grouped (_g8) configs."""
     gen = torch.Generator().manual_seed(0)
     for M, N, K in shapes:
         Am = torch.randint(-3, 4, (M, K), generator=gen).double()

@@ -147,6 +147,17 @@ def test_tma_store_protocol_check_catches_broken_protocols():
                 emulate.tma_protocol("tma_store", M=130, N=512, K=72, seed=seed, clusters=1, **kwargs)
 
 
+@pytest.mark.parametrize("grid_y,grid_x", [(1, 1), (3, 5), (8, 4), (9, 3), (17, 1), (20, 7)])
+def test_grouped_tile_order_covers_each_tile_once(grid_y, grid_x):
+    """Step 17's _g8 tile order maps the grid's blocks onto its tiles one to one, whole and partial groups
+    alike, and walks down a group's 8 rows before moving right."""
+    from cuda_reference import emulate
+    tiles = [emulate.tile_of_block(by, bx, grid_y, grid_x, 8) for by in range(grid_y) for bx in range(grid_x)]
+    assert sorted(tiles) == [(y, x) for y in range(grid_y) for x in range(grid_x)]
+    if grid_y >= 8 and grid_x >= 2:
+        assert tiles[:9] == [(y, 0) for y in range(8)] + [(0, 1)]
+
+
 def test_warptile_tuned_index_math_on_the_cpu():
     """Step 17 (fp32): for every built config, the fetch, the transposed and padded stash, the
     double-buffer rotation, the interleaved float4 reads and the stores (emulate.warptile_tuned_kernel)

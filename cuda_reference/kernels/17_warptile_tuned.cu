@@ -25,7 +25,9 @@
 //    issue, the larger thread tile leaves more issue slots to the FFMAs.
 // Unchanged from step 8: each slice is fetched from global memory into registers while the
 // previous one is multiplied, two shared-memory buffers, one __syncthreads per slice, float4
-// loads and stores where rows are 16-byte aligned (else guarded scalar ones), the plain grid.
+// loads and stores where rows are 16-byte aligned (else guarded scalar ones). The buffers are
+// dynamic shared memory (BK 16 on the wide tiles needs over the 48 KiB of a static array), and
+// the variants named _g8 walk the tiles in groups of 8 rows (tile_of_block) for the L2.
 #include "common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
@@ -110,14 +112,29 @@ struct TunedTile {
   }
 };
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int MIN_BLOCKS>
+// The block's tile of C: blockIdx in grid order, or, with GROUP > 0, grouped like Triton's GROUP_M: consecutive
+// blocks walk GROUP rows of tiles down before moving one column right, so the blocks resident at once share B's
+// column panels (and A's row panels) in the L2 instead of each wave streaming all of B from HBM.
+template <int GROUP>
+__device__ __forceinline__ int2 tile_of_block() {
+  if (GROUP == 0) return make_int2(blockIdx.y, blockIdx.x);
+  const int pid = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP * gridDim.x;
+  const int first = (pid / per_group) * GROUP, rows = min((int)gridDim.y - first, GROUP);
+  return make_int2(first + (pid % per_group) % rows, (pid % per_group) / rows);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int MIN_BLOCKS, int GROUP>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     warptile_tuned_kernel(int M, int N, int K, const float* A, const float* B, float* C, bool vecA, bool vecB,
                           bool vecC) {
   using W = TunedTile<BM, BN, BK, WM, WN, TM, TN, THREADS>;
-  __shared__ __align__(16) float As[2][W::A_STAGE];
-  __shared__ __align__(16) float Bs[2][W::B_STAGE];
-  const int rowBase = blockIdx.y * BM, colBase = blockIdx.x * BN;
+  // Dynamic shared memory: two A and two B buffers; BK 16 on a 128 x 256 tile needs 48.5 KiB, over the
+  // 48 KiB a static array may take.
+  extern __shared__ __align__(16) float smem[];
+  float* const As = smem;                    // As + cur * A_STAGE: buffer cur of A
+  float* const Bs = smem + 2 * W::A_STAGE;   // Bs + cur * B_STAGE: buffer cur of B
+  const int2 tile = tile_of_block<GROUP>();
+  const int rowBase = tile.x * BM, colBase = tile.y * BN;
   float acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i)
@@ -126,27 +143,32 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   float4 ra[W::A_LOADS], rb[W::B_LOADS];
 
   W::fetch(ra, rb, A, B, M, N, K, rowBase, colBase, 0, vecA, vecB);
-  W::stash(ra, rb, As[0], Bs[0]);
+  W::stash(ra, rb, As, Bs);
   __syncthreads();
   int cur = 0;
   for (int k0 = 0; k0 < K; k0 += BK) {  // step 8's pipeline
     const bool more = k0 + BK < K;
     if (more) W::fetch(ra, rb, A, B, M, N, K, rowBase, colBase, k0 + BK, vecA, vecB);  // in flight...
-    W::multiply(As[cur], Bs[cur], acc);                                                    // ...during this
-    if (more) W::stash(ra, rb, As[cur ^ 1], Bs[cur ^ 1]);  // the buffer everyone finished reading last step
+    W::multiply(As + cur * W::A_STAGE, Bs + cur * W::B_STAGE, acc);                        // ...during this
+    if (more) W::stash(ra, rb, As + (cur ^ 1) * W::A_STAGE, Bs + (cur ^ 1) * W::B_STAGE);  // read by all last step
     __syncthreads();
     cur ^= 1;
   }
   W::store(C, acc, M, N, rowBase, colBase, vecC);
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int MIN_BLOCKS>
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int MIN_BLOCKS, int GROUP = 0>
 cudaError_t launch_warptile_tuned(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t s) {
+  using W = TunedTile<BM, BN, BK, WM, WN, TM, TN, THREADS>;
+  constexpr auto kernel = warptile_tuned_kernel<BM, BN, BK, WM, WN, TM, TN, THREADS, MIN_BLOCKS, GROUP>;
   const int rows = CEIL_DIV(M, BM);
   if (rows > 65535) return cudaErrorInvalidConfiguration;  // gridDim.y
+  const int bytes = 2 * (W::A_STAGE + W::B_STAGE) * (int)sizeof(float);
+  cudaError_t err = opt_in_dynamic_smem<kernel>(bytes);
+  if (err != cudaSuccess) return err;
   dim3 grid(CEIL_DIV(N, BN), rows);
-  warptile_tuned_kernel<BM, BN, BK, WM, WN, TM, TN, THREADS, MIN_BLOCKS><<<grid, THREADS, 0, s>>>(
-      M, N, K, A, B, C, rows_aligned16(A, K), rows_aligned16(B, N), rows_aligned16(C, N));
+  kernel<<<grid, THREADS, bytes, s>>>(M, N, K, A, B, C, rows_aligned16(A, K), rows_aligned16(B, N),
+                                      rows_aligned16(C, N));
   return cudaGetLastError();
 }
 
@@ -175,4 +197,28 @@ cudaError_t launch_warptile_tuned_256x128x8_256t(int M, int N, int K, const floa
 cudaError_t launch_warptile_tuned_128x128x8_128t(int M, int N, int K, const float* A, const float* B, float* C,
                                                   cudaStream_t s) {
   return launch_warptile_tuned<128, 128, 8, 64, 64, 8, 16, 128, 2>(M, N, K, A, B, C, s);
+}
+// BK 16 on the wide tiles: half the barriers and loop overhead per FFMA, 24 prefetch registers (one block an SM).
+cudaError_t launch_warptile_tuned_128x256x16_256t(int M, int N, int K, const float* A, const float* B, float* C,
+                                                   cudaStream_t s) {
+  return launch_warptile_tuned<128, 256, 16, 64, 64, 8, 16, 256, 1>(M, N, K, A, B, C, s);
+}
+cudaError_t launch_warptile_tuned_256x128x16_256t(int M, int N, int K, const float* A, const float* B, float* C,
+                                                   cudaStream_t s) {
+  return launch_warptile_tuned<256, 128, 16, 128, 32, 16, 8, 256, 1>(M, N, K, A, B, C, s);
+}
+// The wide tiles in grouped order (tile_of_block, 8 rows of tiles a group).
+cudaError_t launch_warptile_tuned_128x256x8_256t_g8(int M, int N, int K, const float* A, const float* B, float* C,
+                                                     cudaStream_t s) {
+  return launch_warptile_tuned<128, 256, 8, 64, 64, 8, 16, 256, 1, 8>(M, N, K, A, B, C, s);
+}
+cudaError_t launch_warptile_tuned_128x256x16_256t_g8(int M, int N, int K, const float* A, const float* B, float* C,
+                                                      cudaStream_t s) {
+  return launch_warptile_tuned<128, 256, 16, 64, 64, 8, 16, 256, 1, 8>(M, N, K, A, B, C, s);
+}
+// BK 16 with the warps 4 down and 2 across (32 x 128 warp tiles, 4 x 8 lanes): a warp's A loads touch 4
+// distinct 16-byte chunks and its B loads 8, against 8 and 4 with 64 x 64 warp tiles.
+cudaError_t launch_warptile_tuned_128x256x16_256t_4x2(int M, int N, int K, const float* A, const float* B, float* C,
+                                                       cudaStream_t s) {
+  return launch_warptile_tuned<128, 256, 16, 32, 128, 8, 16, 256, 1>(M, N, K, A, B, C, s);
 }

@@ -3,6 +3,7 @@
 // torch extension's build time parsing them, and the launchers only need raw pointers.
 #pragma once
 #include <cuda_runtime.h>
+#include <atomic>
 
 #define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
 
@@ -40,4 +41,19 @@ __device__ __forceinline__ void store4(float* p, float4 v, int row, int col, int
 // True when every row of a matrix with leading dimension ld starts 16-byte aligned.
 inline bool rows_aligned16(const void* p, int ld) {
   return (reinterpret_cast<size_t>(p) % 16 == 0) && (ld % 4 == 0);
+}
+
+// Over 48 KiB of dynamic shared memory is opt-in, per kernel and per device: done once for
+// each device this process launches `kernel` on (the caller has made it current). One
+// instantiation, hence one set of flags, per kernel.
+template <auto kernel>
+cudaError_t opt_in_dynamic_smem(int bytes) {
+  static std::atomic<bool> opted_in[64];
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (dev < 64 && opted_in[dev].load()) return cudaSuccess;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (err == cudaSuccess && dev < 64) opted_in[dev].store(true);
+  return err;
 }

@@ -20,7 +20,6 @@
 // row-major [k][n] tile of B gives b[0], b[1] of the n-columns 0-7 and b[0], b[1] of the
 // n-columns 8-15: two B fragments per instruction.
 #pragma once
-#include <atomic>
 
 #include "fp16.cuh"
 
@@ -85,21 +84,6 @@ __device__ __forceinline__ int2 grouped_block_origin(int M, int N) {
   const int perGroup = GROUP_M * tilesN, firstM = (blockIdx.x / perGroup) * GROUP_M;
   const int groupRows = min(tilesM - firstM, GROUP_M), inGroup = blockIdx.x % perGroup;
   return make_int2((firstM + inGroup % groupRows) * BM, (inGroup / groupRows) * BN);
-}
-
-// Over 48 KiB of dynamic shared memory is opt-in, per kernel and per device: done once for
-// each device this process launches `kernel` on (the caller has made it current). One
-// instantiation, hence one set of flags, per kernel.
-template <auto kernel>
-cudaError_t opt_in_dynamic_smem(int bytes) {
-  static std::atomic<bool> opted_in[64];
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  if (dev < 64 && opted_in[dev].load()) return cudaSuccess;
-  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (err == cudaSuccess && dev < 64) opted_in[dev].store(true);
-  return err;
 }
 
 // One warp's WM x WN tile of C as MI x NI m16n8 accumulator tiles.
