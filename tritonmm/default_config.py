@@ -17,17 +17,21 @@ def one_row(M, N, Z, num_sms, k_contiguous: bool):
 
 
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
-              can_split=False, out_bytes=None, split_operands=False) -> triton.Config:
+              can_split=False, out_bytes=None, split_operands=False, narrow=(False, False)) -> triton.Config:
     """The default config of a product of M x N x K on a device of num_sms SMs and smem_limit bytes of shared
-    memory a block: among the family's configs that fit, the largest tile that still gives every SM a tile (on
-    the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA kernel, a short tile for products of few
-    rows), split over K where the tiles cannot fill the SMs and ``can_split``."""
+    memory a block, where cost_model.py does not rank them: among the family's configs that fit, the largest
+    tile that still gives every SM a tile (on the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA
+    kernel, a short tile for products of few rows), split over K where the tiles cannot fill the SMs and
+    ``can_split``. ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a time;
+    where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
     if tma:  # products of few rows: short tiles alone, as measured (design.md: short-tiles)
         space_ = config_space.short(config_space.family(dtype, precision, split_operands), M) or space_
     kept, _ = config_space.prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= config_space.POINTER_MAX_TILE
                                        and not config_space.tma_only(c))] or kept
+    if narrow[0]:
+        kept = [c for c in kept if c.kwargs["BLOCK_M"] == 64 and (not narrow[1] or c.kwargs["BLOCK_N"] == 64)] or kept
     kept = kept or space_[-1:]
 
     def score(c):

@@ -6,7 +6,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import cache, config_space, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
+from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
 from .config_space import cdiv
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import gemm_tma_kernel
@@ -321,11 +321,22 @@ class Product:
                                          self._b_k_contiguous)
         if one_row is not None:
             return one_row
-        return default_config.heuristic(hint(self.M), hint(self.N), hint(self.K), self.dtype, self.precision,
-                                        max(1, self.facts.num_sms // hint(self.Z)), self.operand_bytes,
-                                        self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
-                                        self.can_split and self.path == "pointer", self.out.element_size(),
-                                        self.presplit)
+        # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
+        narrow = (False, False) if self.path == "tma" or self.traced else \
+            tuple(layout.read_width(t) < 16 and t.element_size() == 2 for t in (self.a, self.b))
+        family = config_space.family(self.dtype, self.precision, self.presplit)
+        M, N, K, Z = hint(self.M), hint(self.N), hint(self.K), hint(self.Z)
+        if cost_model.covers(self.facts.arch, family, M, N, Z, self.facts.num_sms, any(narrow)):
+            # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
+            # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).
+            ranked = [c for c in self.candidates() if not config_space.tuned_tma_only(c)]
+            modeled = cost_model.pick(ranked, self.facts.arch, self.path, M, N, K, Z, self.facts.num_sms)
+            if modeled is not None:
+                return modeled
+        return default_config.heuristic(M, N, K, self.dtype, self.precision, max(1, self.facts.num_sms // Z),
+                                        self.operand_bytes, self.facts.smem_bytes, self.path == "tma",
+                                        self.constants["BIAS"] == "matrix", self.can_split and self.path == "pointer",
+                                        self.out.element_size(), self.presplit, narrow)
 
     @property
     def tuning_key(self) -> tuple:

@@ -1,0 +1,94 @@
+"""The default config's cost model: each candidate config's time, predicted from per-config rates measured
+on the GPU, so that a new shape's first call runs close to what the tuner would pick while timing nothing
+(design.md: default-config-model).
+
+A config's tiles run in waves over the SMs (one block an SM: every 16-bit config takes over half of
+Hopper's shared memory), so a product takes
+
+    waves x (BM x BN x padded K x US_PER_MMAC + US_PER_TILE)
+
+per launch: the first term is the tile's multiply-adds at that config's measured rate, the second what a
+tile costs besides (filling the pipeline, the epilogue). Wave quantization is most of what the rates
+alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of 128x128 ones (measured 18.9 against
+23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
+(config_space.tail_config), TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where 64 x 64 tiles fill the
+SMs whole K slices do too, and the one split the model picked on a fresh draw lost (848^3: 128x128 in two
+slices 10.5 us, 64x128 whole 6.2; design.md: default-config-model).
+
+The rates are the TMA kernel's; the pointer kernel's are POINTER's multiples of them (alpha per
+multiply-add, beta x the tile cost + gamma). The model ranks only products it was measured on: 16-bit,
+at least 128 rows, enough 64 x 64 tiles to fill the SMs (where bandwidth, not waves, sets the time, the
+rule-based default in default_config.py stays), rows the pointer kernel reads 16 bytes at a time.
+"""
+from . import config_space
+from .config_space import cdiv
+
+# Per arch, the TMA kernel's (microseconds per million multiply-adds on one SM, microseconds per tile) by
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), as `python -m bench.regret --fit
+# bench/results/regret/regret_bf16_seed110.json` prints them: least squares in relative error over every
+# candidate's time on the 31 products of that bf16 draw the model covers (H100, 2026-11-27; design.md:
+# default-config-model). The tuner's tall tile (config_space.TUNED_TMA_ONLY) is left to the tuner:
+# Product.heuristic never ranks it.
+RATES = {
+    "sm90": {
+        (128, 256, 64, 8, 8, 3): (0.335, 1.37),
+        (128, 256, 64, 8, 8, 4): (0.333, 1.44),
+        (128, 256, 64, 16, 8, 4): (0.334, 1.45),
+        (64, 256, 64, 8, 4, 4): (0.397, 0.59),
+        (128, 128, 64, 8, 4, 5): (0.374, 0.72),
+        (128, 128, 64, 8, 4, 6): (0.371, 0.89),
+        (64, 128, 64, 8, 4, 6): (0.526, 0.32),
+        (64, 128, 128, 8, 4, 4): (0.502, 0.00),
+        (128, 64, 64, 8, 4, 6): (0.576, 0.00),
+        (64, 64, 128, 8, 4, 4): (0.714, 0.00),
+    },
+}
+POINTER = {"sm90": (2.31, 0.86, 1.44)}  # alpha, beta, gamma (module docstring), fitted with RATES
+TAIL_COST = {"sm90": 1.11}  # a TAIL config's two launches against their tiles' predicted time
+MIN_ROWS = 128  # products of fewer rows stream the weight: bandwidth, not waves (module docstring)
+
+
+def covers(arch: str, family: str, M: int, N: int, Z: int, num_sms: int, narrow_reads: bool) -> bool:
+    """Whether the model ranks this product's configs (module docstring): a measured arch and family, at least
+    MIN_ROWS rows, enough 64 x 64 tiles (Z entries' worth) to fill num_sms SMs, and 16-byte reads."""
+    return arch in RATES and family == "16bit" and M >= MIN_ROWS and not narrow_reads and \
+        cdiv(M, 64) * cdiv(N, 64) * Z >= num_sms
+
+
+def _rate(arch: str, path: str, cfg_key: tuple):
+    """(us per million MACs an SM, us per tile) of one config on one kernel path: its measured rate, else that
+    of a measured config of the same tile (BLOCK_M, BLOCK_N, BLOCK_K; tail_config's 4-stage 64 x 128 x 64);
+    None if there is none."""
+    rate = RATES[arch].get(cfg_key) or next((r for k, r in RATES[arch].items() if k[:3] == cfg_key[:3]), None)
+    if rate is None or path == "tma":
+        return rate
+    alpha, beta, gamma = POINTER[arch]
+    return alpha * rate[0], beta * rate[1] + gamma
+
+
+def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int):
+    """The predicted time of a product of Z x (M x N x K) under cfg on path ('tma' or 'pointer'), in
+    microseconds; None for a split-K config, or where a config it launches was not measured."""
+    bm, bn, bk, group, warps, stages, split, tail = config_space.as_list(cfg)
+    rate = _rate(arch, path, (bm, bn, bk, group, warps, stages))
+    if rate is None:
+        return None
+
+    def waves(rows, k):
+        tiles = cdiv(rows, bm) * cdiv(N, bn) * Z
+        return cdiv(tiles, num_sms) * (bm * bn * cdiv(k, bk) * bk * 1e-6 * rate[0] + rate[1])
+
+    if split > 1:  # not modeled (module docstring)
+        return None
+    rows = config_space.tail_rows(M, N, bm, bn, num_sms) if tail else 0
+    if not rows:
+        return waves(M, K)
+    rest = time_us(config_space.tail_config(M - rows, N, num_sms), arch, path, M - rows, N, K, Z, num_sms)
+    return None if rest is None else (waves(rows, K) + rest) * TAIL_COST[arch]
+
+
+def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int):
+    """The candidate of least predicted time, or None where the model predicts none of them."""
+    timed = [(t, i) for i, c in enumerate(candidates)
+             if (t := time_us(c, arch, path, M, N, K, Z, num_sms)) is not None]
+    return candidates[min(timed)[1]] if timed else None
