@@ -1,0 +1,207 @@
+"""The Gluon GEMM (tritonmm/kernels/gluon_gemm.py): its version gate and argument checks on the CPU, its
+compile to sm_90a without a GPU (Triton >= 3.8), and its results against float64 on a Hopper GPU."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import rel_err
+
+from tritonmm.kernels import gluon_gemm
+
+ROOT = Path(__file__).resolve().parents[1]
+BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}  # test_ops.py's per-dtype bounds
+HAS_GLUON = gluon_gemm._MISSING is None
+
+
+def _run_python(code: str, timeout: int = 600, **env_vars) -> subprocess.CompletedProcess:
+    """code in a fresh interpreter at the repository root, TRITON_INTERPRET unset (conftest sets it for this
+    process on a machine without a GPU, and Triton reads it once, at import)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | env_vars
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_older_triton_is_refused_with_a_reason():
+    """Under Triton 3.6 or 3.7 the module imports (nothing of Gluon), available() says why not, and matmul
+    still checks its arguments before it refuses."""
+    result = _run_python("""
+        import sys, torch, triton
+        triton.__version__ = "3.7.1"
+        from tritonmm.kernels import gluon_gemm
+        ok, reason = gluon_gemm.available()
+        assert not ok and "3.7.1" in reason and "3.8" in reason, reason
+        assert "triton.experimental.gluon" not in sys.modules  # the gate comes before any import of Gluon
+        for call, error, words in [
+                (lambda: gluon_gemm.matmul(torch.ones(4, 8), torch.ones(8, 8)), TypeError, "torch.bfloat16"),
+                (lambda: gluon_gemm.matmul(torch.ones(4, 12, dtype=torch.bfloat16), torch.ones(12, 8,
+                                           dtype=torch.bfloat16)), ValueError, "K = 12"),
+                (gluon_gemm.compile_sm90, RuntimeError, "3.8")]:
+            try:
+                call()
+                raise AssertionError("no error")
+            except error as e:
+                assert words in str(e), e
+        print("refused")
+    """)
+    assert result.returncode == 0 and "refused" in result.stdout, result.stderr[-3000:]
+
+
+def test_version_parsing():
+    assert gluon_gemm._version("3.8.0") == (3, 8)
+    assert gluon_gemm._version("3.10.0rc1") == (3, 10)
+    assert gluon_gemm._version("3.7.1+git1a2b3c") == (3, 7)
+
+
+def test_available_here_says_why_not():
+    ok, reason = gluon_gemm.available()
+    if not (HAS_GLUON and torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)):
+        assert not ok and reason
+    else:
+        assert ok and reason == ""
+
+
+def _operands(M, N, K, dtype=torch.bfloat16, layout="NN", device="cpu"):
+    """a (M, K) row-major and b (K, N): row-major ("NN") or the transposed view of a row-major (N, K) ("NT")."""
+    a = torch.randn(M, K, device=device).to(dtype)
+    b = torch.randn(K, N, device=device).to(dtype) if layout == "NN" else torch.randn(N, K, device=device).to(dtype).T
+    return a, b
+
+
+BAD_ARGUMENTS = [
+    # (what, a, b, out, error, words the message must hold)
+    ("float32", torch.ones(8, 8), torch.ones(8, 8), None, TypeError, ["a is torch.float32", "bfloat16"]),
+    ("mixed dtypes", torch.ones(8, 8, dtype=torch.float16), torch.ones(8, 8, dtype=torch.bfloat16), None, TypeError,
+     ["b is torch.bfloat16"]),
+    ("3-D", torch.ones(2, 8, 8, dtype=torch.float16), torch.ones(8, 8, dtype=torch.float16), None, ValueError,
+     ["2-D"]),
+    ("not a tensor", [[1.0]], torch.ones(8, 8, dtype=torch.float16), None, TypeError, ["a must be a torch.Tensor"]),
+    ("inner dims", *_operands(8, 16, 24)[:1], _operands(8, 16, 32)[1], None, ValueError, ["inner dimensions"]),
+    ("2047x3001x1035", *_operands(2047, 3001, 1035), None, ValueError, ["K = 1035", "multiple of 8"]),
+    ("N not a multiple of 8", *_operands(16, 3001, 1032), None, ValueError, ["N = 3001", "multiple of 8"]),
+    ("NT, N not a multiple of 8", *_operands(16, 30, 32, layout="NT"), None, ValueError, ["N = 30"]),
+    ("a transposed", _operands(32, 16, 24)[0].T.contiguous().T, _operands(32, 16, 24)[1], None, ValueError,
+     ["a must be row-major", "contiguous()"]),
+    ("b strided", _operands(16, 16, 32)[0], torch.ones(32, 32, dtype=torch.bfloat16)[:, ::2], None, ValueError,
+     ["b must be row-major", "w.T"]),
+    ("out shape", *_operands(16, 16, 32), torch.empty(16, 8, dtype=torch.bfloat16), ValueError, ["out must be"]),
+    ("out dtype", *_operands(16, 16, 32), torch.empty(16, 16, dtype=torch.float16), ValueError, ["out must be"]),
+]
+
+
+@pytest.mark.parametrize("what,a,b,out,error,words", BAD_ARGUMENTS, ids=[case[0] for case in BAD_ARGUMENTS])
+def test_bad_arguments_name_the_argument_and_the_fix(what, a, b, out, error, words):
+    with pytest.raises(error) as info:
+        gluon_gemm.matmul(a, b, out=out)
+    assert all(word in str(info.value) for word in words), str(info.value)
+
+
+def test_arguments_are_checked_before_any_gpu_work():
+    """Valid operands on the CPU pass every check but the device's, and no CUDA context is made on the way."""
+    a, b = _operands(130, 264, 520, layout="NT")
+    with pytest.raises(ValueError, match="CUDA device"):
+        gluon_gemm.matmul(a, b)
+    with pytest.raises(ValueError, match="schedule"):
+        gluon_gemm.matmul(a, b, schedule="fastest")
+    buffer = torch.empty(520 * 264 + 130 * 264, dtype=torch.bfloat16)  # out written over b's last row
+    b, out = buffer[:520 * 264].view(520, 264), buffer[519 * 264:649 * 264].view(130, 264)
+    with pytest.raises(ValueError, match="overlaps"):
+        gluon_gemm.matmul(a, b, out=out)
+    if not torch.cuda.is_available():
+        assert not torch.cuda.is_initialized()
+
+
+def test_shared_memory_budget_gives_the_designed_stages():
+    assert {name: gluon_gemm.stages(name) for name in gluon_gemm.SCHEDULES} == {
+        "cooperative": 4, "cooperative-s3": 3, "pingpong": 5, "cluster": 4}
+
+
+@pytest.mark.skipif(not HAS_GLUON, reason="the Gluon GEMM needs Triton >= 3.8")
+def test_compiles_for_sm90a_without_a_gpu(tmp_path):
+    """Every schedule, both B layouts (bf16) and fp16 through ptxas for sm_90a: within 227 KiB of shared memory,
+    nothing spilled, the loader down to 24 registers, wgmma issued, and the cluster's B multicast."""
+    result = _run_python("""
+        import json
+        from tritonmm.kernels import gluon_gemm
+        cases = [(s, "bf16", k) for s in gluon_gemm.SCHEDULES for k in (False, True)] + [("cooperative", "fp16", False)]
+        report = {}
+        for schedule, dtype, b_kmajor in cases:
+            kernel = gluon_gemm.compile_sm90(dtype, b_kmajor, schedule)
+            ptx = kernel.asm["ptx"]
+            report[f"{schedule} {dtype} {'NT' if b_kmajor else 'NN'}"] = dict(
+                gluon_gemm.resources(kernel), wgmma="wgmma.mma_async" in ptx, multicast="multicast::cluster" in ptx,
+                sm90a=".target sm_90a" in ptx, cubin=len(kernel.asm["cubin"]))
+        print("REPORT" + json.dumps(report))
+    """, TRITON_CACHE_DIR=str(tmp_path))  # compiled here, not found in a cache
+    assert result.returncode == 0, result.stderr[-5000:]
+    report = json.loads(result.stdout.split("REPORT", 1)[1])
+    assert len(report) == 9
+    for name, r in report.items():
+        assert r["sm90a"] and r["cubin"] > 0 and r["wgmma"], name
+        assert r["shared"] <= gluon_gemm.SMEM_BYTES, (name, r)
+        assert r["spill_stores"] == r["spill_loads"] == r["stack"] == 0, (name, r)
+        assert 24 in r["setmaxnreg"] and max(r["setmaxnreg"]) >= 232, (name, r)
+        assert r["multicast"] == name.startswith("cluster"), (name, r)
+
+
+# --- on a Hopper GPU ------------------------------------------------------------------------------------------
+
+SHAPES = [(1, 8, 8), (130, 264, 520), (1000, 1000, 1000), (2047, 3000, 1032), (300, 8, 4104)]  # M x N x K
+
+
+def _skip_unless_available():
+    ok, reason = gluon_gemm.available()
+    if not ok:
+        pytest.skip(reason)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("schedule", list(gluon_gemm.SCHEDULES))
+@pytest.mark.parametrize("layout", ["NN", "NT"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gpu_matches_float64(shape, dtype, layout, schedule):
+    """Odd, non-square shapes with edges inside tiles, into an out filled with NaN: every element written."""
+    _skip_unless_available()
+    torch.manual_seed(sum(shape))
+    a, b = _operands(*shape, dtype, layout, "cuda")
+    out = torch.full((shape[0], shape[1]), float("nan"), dtype=dtype, device="cuda")
+    assert gluon_gemm.matmul(a, b, out=out, schedule=schedule) is out
+    assert rel_err(out, a, b) < BOUND[dtype]
+
+
+@pytest.mark.gpu
+def test_gpu_allocates_out_and_handles_empty_products():
+    _skip_unless_available()
+    a, b = _operands(257, 512, 136, torch.bfloat16, "NN", "cuda")
+    out = gluon_gemm.matmul(a, b)
+    assert out.shape == (257, 512) and out.dtype == torch.bfloat16 and rel_err(out, a, b) < BOUND[torch.bfloat16]
+    a0, b0 = _operands(16, 8, 0, torch.bfloat16, "NN", "cuda")
+    assert torch.equal(gluon_gemm.matmul(a0, b0), torch.zeros(16, 8, dtype=torch.bfloat16, device="cuda"))
+    assert gluon_gemm.matmul(*_operands(0, 8, 16, torch.bfloat16, "NN", "cuda")).shape == (0, 8)
+
+
+def test_device_check_reports_and_fails_on_a_bad_result(capsys):
+    """bench/gluon_check's summary on made-up results (its device run must not end in a formatting error), and a
+    failed check, a hang or a child that cannot run makes it fail."""
+    from bench import gluon_check
+    compiled = dict(kind="compile", schedule="cooperative", dtype="bf16", layout="NN", shared=229556, registers=168,
+                    setmaxnreg=[24, 240], spill_stores=0, spill_loads=0, stack=0)
+    check = dict(kind="check", schedule="cooperative", shape="1x8x8", dtype="bf16", layout="NN", rel_err=3e-3,
+                 same_bits=True, ok=True)
+    time = dict(kind="time", schedule="cooperative", shape="4096x4096x4096", dtype="bf16", layout="NN",
+                ms={"gluon": 0.18, "torch": 0.178}, spread_pct={"gluon": 1.0, "torch": 0.5},
+                tflops={"gluon": 763.6, "torch": 772.1}, ratio=0.989, rel_err=None, ok=True)
+    assert gluon_check.report([compiled, check, time], {})
+    assert "763.6" in capsys.readouterr().out
+    assert not gluon_check.report([compiled, dict(check, rel_err=float("inf"), ok=False), time], {})
+    assert not gluon_check.report([compiled, check, time], {"cluster": "timed out after 150 s"})
+    if not gluon_gemm.available()[0]:
+        results, problem = gluon_check.run_child("cooperative", gluon_check.argparse.Namespace(
+            rounds=1, layout="NN", quick=True, timeout=300))
+        assert results == [] and problem.startswith("exit 2: cannot run the Gluon GEMM"), problem

@@ -1,0 +1,398 @@
+"""A Gluon GEMM for Hopper (sm_90a): C = A @ B in bf16/fp16, fp32 accumulate, persistent and warp-specialized.
+
+gemm_tma.py writes the same algorithm in `tl`: TMA descriptors, one program per SM walking tiles in grouped
+order, C stored through TMA. There the compiler decides what happens inside a tile: how far the loads run
+ahead (num_stages), where the barriers go, which warps issue what. Gluon (triton.experimental.gluon, Triton
+>= 3.8) puts those decisions in the source, as cuda_reference steps 14-16 do in CUDA:
+
+- Explicit warp specialization. A worker partition of one warp (24 registers after setmaxnreg) only issues
+  TMA loads; the consumer warps (the default partition) only wait, issue wgmma and store C, with the registers
+  the loader gives back (240 a thread: the 128x256 fp32 accumulator takes 128 over two warpgroups). The next
+  tile's first loads are in flight during this tile's epilogue without a software pipeliner (gemm_tma's
+  flatten=True).
+- An mbarrier ring of STAGES slots, an A tile and a B tile each: the loader waits for a slot's `empty` barrier,
+  the consumer for its `ready` barrier (the TMA counts the bytes in), and a slot is released once the wgmma
+  that read it has retired (warpgroup_mma_wait(1): one wgmma stays in flight across K steps).
+- SCHEDULES: "cooperative", one consumer partition of 8 warps, each warpgroup 64 rows of a 128x256 tile (as
+  step 16 and cuBLAS), C staged and stored in two 128x128 halves so that 4 stages fit in 227 KiB;
+  "cooperative-s3", C staged whole and 3 stages; "pingpong", two consumer partitions of 4 warps taking
+  alternate 128x128 tiles (a 128x256 fp32 accumulator does not fit one warpgroup's registers), their main
+  loops taking turns (the `order` barriers) so that one's epilogue overlaps the other's wgmma; "cluster",
+  cooperative over 2x1 thread-block clusters: the two CTAs compute vertically adjacent tiles, and the B tile
+  they share is loaded once, by CTA 0, and multicast into both (CUDA step 15 added this to step 14: 0.87
+  against 0.86x cuBLAS at 4096^3 bf16, equal elsewhere; docs/design.md: ladder-hopper-steps). The device
+  check, bench/gluon_check.py, times all four.
+
+Gluon programs a cluster as one program over both CTAs: shapes are the cluster's (256-row tiles), and a
+layout's cga_layout says how the CTAs split them (A and C by rows, [[1, 0]]; B broadcast, [[0, 0]]). The
+compiler issues B's multicast from CTA 0 only, so CTA 0 may refill a slot only once both CTAs' consumers have
+released it: `pair` is a barrier of the lead CTA that both arrive on (allocate_mbarrier(two_ctas=True)).
+
+Any shape whose rows TMA can address (16-byte aligned: K, and N, multiples of 8): the descriptors carry the
+real shapes, TMA zero-fills reads past M, N and K and clips the stores of C. B is either K x N row-major or
+the transposed view of an N x K row-major weight (x @ W.T), read K-major and transposed in shared memory.
+"""
+import torch
+import triton
+import triton.language as tl
+
+
+def _version(text: str) -> tuple:
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])
+
+
+try:
+    if _version(triton.__version__) < (3, 8):
+        raise ImportError(f"Triton {triton.__version__} is installed; the Gluon GEMM needs Triton >= 3.8 "
+                          "(its Gluon: tma.async_load, multicast, warp_specialize with register counts)")
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (cluster, fence_async_shared, mbarrier, tma,
+                                                                  warpgroup_mma, warpgroup_mma_wait)
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    _MISSING = None
+    jit = gluon.jit
+except ImportError as exc:  # the kernels below are then defined but never compiled: available() is False
+    _MISSING = str(exc)
+    gl = tl  # a stand-in for their annotations
+
+    def jit(fn=None, **_):
+        return fn if fn is not None else (lambda f: f)
+
+BLOCK_M, BLOCK_K = 128, 64  # a CTA's tile rows, and the K step
+GROUP_M = gl.constexpr(8)  # tiles.tile_coords' grouping: programs running together share B (and A) tiles in L2
+SMEM_BYTES = 232448  # the most shared memory an sm_90 block may opt into (227 KiB)
+MAXNREG = 168  # 12 warps (the loader's one warp takes a warpgroup's slot) x 32 x 168: the whole register file
+
+
+@jit
+def _tile_offsets(tile, num_pid_m, num_pid_n, BM: gl.constexpr, BN: gl.constexpr, GROUP: gl.constexpr):
+    # tiles.tile_coords: GROUP rows of tiles walked column by column
+    in_group = GROUP * num_pid_n
+    first_m = (tile // in_group) * GROUP
+    group_m = gl.minimum(num_pid_m - first_m, GROUP)
+    return (first_m + (tile % in_group) % group_m) * BM, ((tile % in_group) // group_m) * BN
+
+
+@jit
+def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.constexpr,
+            B_KMAJOR: gl.constexpr):
+    """One warp: fills the ring in tile order, the order in which the consumers drain it."""
+    BM: gl.constexpr = a_desc.block_shape[0]
+    BK: gl.constexpr = a_desc.block_shape[1]
+    STAGES: gl.constexpr = a_bufs.shape[0]
+    CLUSTER: gl.constexpr = gl.num_ctas()
+    num_pid_m = gl.cdiv(M, BM)
+    num_pid_n = gl.cdiv(N, BN)
+    nbytes: gl.constexpr = a_desc.nbytes_per_cta + b_desc.nbytes_per_cta  # B whole in each CTA of a cluster
+    slot = 0
+    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
+        for k in range(0, K, BK):
+            s = slot % STAGES
+            # A fresh barrier is in phase 0: a wait for parity 1 passes at once, so the first STAGES loads go
+            # out before any consumer has released a slot.
+            parity = (slot // STAGES & 1) ^ 1
+            mbarrier.wait(empty.index(s), parity)
+            if CLUSTER > 1:
+                mbarrier.wait(pair.index(s), parity)  # both CTAs' consumers (only the lead CTA waits)
+            mbarrier.expect(ready.index(s), nbytes)
+            tma.async_load(a_desc, [off_m, k], ready.index(s), a_bufs.index(s))
+            if B_KMAJOR:
+                tma.async_load(b_desc, [off_n, k], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
+            else:
+                tma.async_load(b_desc, [k, off_n], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
+            slot += 1
+
+
+@jit
+def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN: gl.constexpr,
+              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr):
+    """Consumer WHICH of CONSUMERS: the program's tiles WHICH, WHICH + CONSUMERS, ...; wgmma, then C by TMA."""
+    BM: gl.constexpr = c_desc.block_shape[0]
+    BK: gl.constexpr = a_bufs.shape[2]
+    STAGES: gl.constexpr = a_bufs.shape[0]
+    CLUSTER: gl.constexpr = gl.num_ctas()
+    C_SPLIT: gl.constexpr = BN // c_desc.block_shape[1]
+    # Warps stacked along M, 16 rows each (8 warps: two warpgroups of 64 rows, each issuing m64nBNk16); in a
+    # cluster the CTAs split the rows as C's layout says.
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
+                                                         instr_shape=[16, BN, 16], cga_layout=c_desc.layout.cga_layout)
+    c_buf = c_bufs.index(WHICH)
+    num_pid_m = gl.cdiv(M, BM)
+    num_pid_n = gl.cdiv(N, BN)
+    k_steps = gl.cdiv(K, BK)
+    step = gl.num_programs(0)
+    nth = WHICH  # the program's nth tile, whose K steps took ring slots nth * k_steps onward
+    for tile in range(gl.program_id(0) + WHICH * step, num_pid_m * num_pid_n, CONSUMERS * step):
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
+        if CONSUMERS > 1:
+            # Ping-pong: the main loops take turns. Besides overlapping one's epilogue with the other's wgmma,
+            # this keeps each consumer at most one phase ahead of a slot's barrier, which parity waits need.
+            mbarrier.wait(order.index(WHICH), (nth // CONSUMERS & 1) ^ (1 - WHICH))
+        acc = gl.zeros((BM, BN), gl.float32, acc_layout)
+        slot = nth * k_steps
+        for k in range(k_steps):
+            s = slot % STAGES
+            mbarrier.wait(ready.index(s), slot // STAGES & 1)
+            b = b_bufs.index(s).permute((1, 0)) if B_KMAJOR else b_bufs.index(s)  # N x K read as K x N
+            acc = warpgroup_mma(a_bufs.index(s), b, acc, use_acc=k > 0, is_async=True)
+            # Retire all but this wgmma: the one before it has read its slot, which goes back to the loader.
+            acc = warpgroup_mma_wait(1, deps=(acc, ))
+            _release(empty, pair, (slot + STAGES - 1) % STAGES, k > 0, CLUSTER)
+            slot += 1
+        if CONSUMERS > 1:
+            mbarrier.arrive(order.index(1 - WHICH))
+        acc = warpgroup_mma_wait(0, deps=(acc, ))
+        _release(empty, pair, (slot + STAGES - 1) % STAGES, True, CLUSTER)
+        # C rounded, staged in shared memory and stored by TMA (clipped at M and N), the store left in flight
+        # while the next tile's wgmma run: the staging buffer is rewritten only once the store has read it.
+        tma.store_wait(0)
+        if C_SPLIT == 1:
+            c_buf.store(acc.to(c_desc.dtype))
+            fence_async_shared()
+            tma.async_store(c_desc, [off_m, off_n], c_buf)
+        else:  # two BN/2 halves through one buffer: the room saved is a ring slot (gemm_tma does the same)
+            left, right = acc.reshape([BM, 2, BN // 2]).permute(0, 2, 1).split()
+            c_buf.store(left.to(c_desc.dtype))
+            fence_async_shared()
+            tma.async_store(c_desc, [off_m, off_n], c_buf)
+            tma.store_wait(0)
+            c_buf.store(right.to(c_desc.dtype))
+            fence_async_shared()
+            tma.async_store(c_desc, [off_m, off_n + BN // 2], c_buf)
+        nth += CONSUMERS
+    tma.store_wait(0)
+
+
+@jit
+def _release(empty, pair, s, pred, CLUSTER: gl.constexpr):
+    mbarrier.arrive(empty.index(s), pred=pred)
+    if CLUSTER > 1:
+        mbarrier.arrive(pair.index(s), pred=pred)  # on the lead CTA's barrier, from both CTAs
+
+
+@jit(do_not_specialize=["M", "N", "K"])
+def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, STAGES: gl.constexpr,
+                      CONSUMERS: gl.constexpr):
+    dtype: gl.constexpr = a_desc.dtype
+    BN: gl.constexpr = b_desc.block_shape[0] if B_KMAJOR else b_desc.block_shape[1]
+    a_bufs = gl.allocate_shared_memory(dtype, [STAGES] + a_desc.block_shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(dtype, [STAGES] + b_desc.block_shape, b_desc.layout)
+    c_bufs = gl.allocate_shared_memory(dtype, [CONSUMERS] + c_desc.block_shape, c_desc.layout)
+    ready = mbarrier.allocate_mbarrier(batch=STAGES)  # each CTA's own
+    empty = mbarrier.allocate_mbarrier(batch=STAGES)
+    pair = mbarrier.allocate_mbarrier(batch=STAGES, two_ctas=gl.num_ctas() > 1)  # the lead CTA's, for both
+    order = mbarrier.allocate_mbarrier(batch=2)
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)  # the loader's expect; the TMA's bytes complete the phase
+        mbarrier.init(empty.index(i), count=1)  # the one consumer that read the slot
+        mbarrier.init(pair.index(i), count=1)  # in a cluster: counted once per CTA
+    for i in gl.static_range(2):
+        mbarrier.init(order.index(i), count=1)
+    # The argument tuples are spelled out in the call: a tuple held in a variable turns constexprs into tensors.
+    if CONSUMERS == 1:
+        gl.warp_specialize([
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR, 0, 1)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR)),
+        ], [1], [24])
+    else:
+        gl.warp_specialize([
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR, 0, 2)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
+                         gl.constexpr(1), gl.constexpr(2))),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR)),
+        ], [4, 1], [232, 24])
+    if gl.num_ctas() > 1:
+        cluster.barrier()  # neither CTA exits while the other may still arrive on its barriers
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Host side
+
+# name: (consumer partitions, CTAs a cluster, tile N, C stored in how many column blocks)
+SCHEDULES = {
+    "cooperative": (1, 1, 256, 2),
+    "cooperative-s3": (1, 1, 256, 1),
+    "pingpong": (2, 1, 128, 1),
+    "cluster": (1, 2, 256, 2),
+}
+DEFAULT_SCHEDULE = "cooperative"  # cuda_reference step 16's design; the device check compares the others
+
+
+def available(device=None) -> tuple:
+    """(True, "") where matmul can run: Triton >= 3.8 and a compute capability 9.0 GPU (wgmma and setmaxnreg are
+    sm_90a's); otherwise (False, the reason)."""
+    if _MISSING is not None:
+        return False, _MISSING
+    if not torch.cuda.is_available():
+        return False, "no CUDA GPU: the Gluon GEMM runs on Hopper (compute capability 9.0)"
+    capability = torch.cuda.get_device_capability(device)
+    if capability != (9, 0):
+        return False, f"compute capability {capability}: the Gluon GEMM is written for sm_90a (H100, H200) only"
+    return True, ""
+
+
+def stages(schedule: str) -> int:
+    """Ring slots that fit one CTA's shared memory beside its C staging buffers (and 1 KiB for the barriers)."""
+    consumers, _, tile_n, c_split = SCHEDULES[schedule]
+    slot = (BLOCK_M + tile_n) * BLOCK_K * 2
+    staging = consumers * BLOCK_M * tile_n // c_split * 2
+    return min(6, (SMEM_BYTES - staging - 1024) // slot)
+
+
+def _blocks(schedule: str, b_kmajor: bool, gl_dtype) -> dict:
+    """{operand: (TMA block shape, NVMMA shared layout)}, shapes and layouts a cluster's: in a 2-CTA cluster A and
+    C are split by rows between the CTAs and B is whole in both (multicast)."""
+    _, ctas, tile_n, c_split = SCHEDULES[schedule]
+    rows, by_rows, whole = BLOCK_M * ctas, [[1, 0]] if ctas > 1 else None, [[0, 0]] if ctas > 1 else None
+    blocks = {"a": ([rows, BLOCK_K], by_rows), "b": ([tile_n, BLOCK_K] if b_kmajor else [BLOCK_K, tile_n], whole),
+              "c": ([rows, tile_n // c_split], by_rows)}
+    return {name: (block, gl.NVMMASharedLayout.get_default_for(block, gl_dtype, cga_layout=cga))
+            for name, (block, cga) in blocks.items()}
+
+
+def _constexprs(schedule: str, b_kmajor: bool) -> tuple:
+    """(the kernel's constexpr arguments, its launch options)."""
+    consumers, ctas, _, _ = SCHEDULES[schedule]
+    return ({"B_KMAJOR": b_kmajor, "STAGES": stages(schedule), "CONSUMERS": consumers},
+            {"num_warps": 8 // consumers, "num_ctas": ctas, "maxnreg": MAXNREG})
+
+
+def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE):
+    """Compiles the kernel for sm_90a without a GPU (ptxas included) and returns Triton's CompiledKernel: .asm
+    holds the ptx and the cubin, .metadata the shared memory. TRITON_INTERPRET must be unset in this process."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    if _MISSING is not None:
+        raise RuntimeError(_MISSING)
+    gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
+    # A descriptor's type is spelled as the launcher spells it when it specializes (TensorDescriptor.__mangle__).
+    sig = {f"{name}_desc": f"tensordesc<{dtype}[{','.join(map(str, block))}],{layout!r}>"
+           for name, (block, layout) in _blocks(schedule, b_kmajor, gl_dtype).items()}
+    constexprs, options = _constexprs(schedule, b_kmajor)
+    sig.update(M="i32", N="i32", K="i32", **{name: "constexpr" for name in constexprs})
+    src = GluonASTSource(fn=gluon_gemm_kernel, signature=sig, constexprs=constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def resources(kernel) -> dict:
+    """What ptxas made of a compile_sm90 kernel, for the tests and the device check: shared memory, registers a
+    thread at launch (maxnreg), the per-partition budgets setmaxnreg moves to, and spills (ptxas -v, run again on
+    the kernel's PTX with the options Triton passes)."""
+    import re
+    import subprocess
+    import tempfile
+    from triton.backends.nvidia.compiler import get_ptxas
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as ptx:
+        ptx.write(kernel.asm["ptx"])
+        ptx.flush()
+        log = subprocess.run([get_ptxas(90).path, "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", ptx.name, "-o",
+                              "/dev/null"], check=True, capture_output=True, text=True).stderr
+    number = lambda pattern: int(re.search(pattern, log).group(1))  # noqa: E731
+    return {"shared": kernel.metadata.shared, "registers": number(r"Used (\d+) registers"),
+            "setmaxnreg": sorted({int(r) for r in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)",
+                                                               kernel.asm["ptx"])}),
+            "spill_stores": number(r"(\d+) bytes spill stores"), "spill_loads": number(r"(\d+) bytes spill loads"),
+            "stack": number(r"(\d+) bytes stack frame")}
+
+
+def _check(a, b, out) -> bool:
+    """TypeError/ValueError naming the argument and the fix, before any GPU work; returns whether B is read
+    K-major (b the transposed view of a row-major N x K weight)."""
+    for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}; flatten batches into rows")
+        if t.dtype not in (torch.bfloat16, torch.float16):
+            raise TypeError(f"{name} is {t.dtype}; the Gluon GEMM takes torch.bfloat16 or torch.float16: "
+                            f"convert with {name}.to(torch.bfloat16)")
+    if b.dtype != a.dtype:
+        raise TypeError(f"a is {a.dtype} but b is {b.dtype}; convert one so that both have the same dtype")
+    (M, K), N = a.shape, b.shape[1]
+    if b.shape[0] != K:
+        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; b must be "
+                         f"({K}, N)")
+    # Rows as TMA addresses them: unit stride along them, and 16-byte aligned row strides (8 16-bit elements).
+    if a.stride(1) != 1 or (a.stride(0) != K and M > 1):
+        raise ValueError(f"a must be row-major (contiguous), got strides {a.stride()}; pass a.contiguous()")
+    b_kmajor = b.stride(0) == 1 and (b.stride(1) == K or N == 1) and not (b.stride(1) == 1 and b.stride(0) == N)
+    if not b_kmajor and (b.stride(1) != 1 or (b.stride(0) != N and K > 1)):
+        raise ValueError(f"b must be row-major K x N or the transposed view w.T of a row-major N x K w, got strides "
+                         f"{b.stride()}; pass b.contiguous()")
+    for dim, size, rows in (("K", K, "a's rows"), ("N", N, "the output's rows")):
+        if size % 8:
+            raise ValueError(f"{dim} = {size} is not a multiple of 8: TMA needs {rows} 16-byte aligned; pad {dim} "
+                             "with zeros to a multiple of 8 (torch.nn.functional.pad) and slice the result")
+    for name, t in (("a", a), ("b", b)):
+        if t.data_ptr() % 16:
+            raise ValueError(f"{name} does not start on a 16-byte boundary, as TMA needs; pass {name}.clone()")
+    if out is not None:
+        if out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous() or out.data_ptr() % 16:
+            raise ValueError(f"out must be a contiguous, 16-byte aligned ({M}, {N}) {a.dtype} tensor, got "
+                             f"{tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
+        if _overlaps(out, a) or _overlaps(out, b):
+            raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
+    return b_kmajor
+
+
+def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
+    span = lambda t: (t.data_ptr(), t.data_ptr() + t.element_size() * (1 + sum(  # noqa: E731
+        (n - 1) * s for n, s in zip(t.shape, t.stride()))))
+    (x0, x1), (y0, y1) = span(x), span(y)
+    return x.numel() > 0 and y.numel() > 0 and x0 < y1 and y0 < x1
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedule: str = DEFAULT_SCHEDULE):
+    """a @ b by the Gluon kernel, into out (allocated where None). a: (M, K) row-major; b: (K, N) row-major or
+    the transposed view w.T of a row-major (N, K) w; bf16 or fp16, K and N multiples of 8; Hopper only."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
+    b_kmajor = _check(a, b, out)
+    for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
+        if t.device.type != "cuda" or t.device != a.device:
+            raise ValueError(f"{name} is on {t.device}; a, b and out must be on one CUDA device: use .cuda()")
+    ok, reason = available(a.device)
+    if not ok:
+        raise RuntimeError(f"the Gluon GEMM is unavailable here: {reason}")
+    (M, K), N = a.shape, b.shape[1]
+    out = torch.empty((M, N), device=a.device, dtype=a.dtype) if out is None else out
+    if M == 0 or N == 0:
+        return out
+    if K == 0:
+        return out.zero_()
+    _, ctas, tile_n, _ = SCHEDULES[schedule]
+    gl_dtype = gl.bfloat16 if a.dtype == torch.bfloat16 else gl.float16
+    (a_block, a_layout), (b_block, b_layout), (c_block, c_layout) = _blocks(schedule, b_kmajor, gl_dtype).values()
+    # The real shapes (TMA zero-fills and clips past them), row strides spelled out: a size-1 dim's stride is free.
+    a_desc = TensorDescriptor(a, [M, K], [K, 1], a_block, a_layout)
+    b_desc = TensorDescriptor(b, [N, K] if b_kmajor else [K, N], [K, 1] if b_kmajor else [N, 1], b_block, b_layout)
+    c_desc = TensorDescriptor(out, [M, N], [N, 1], c_block, c_layout)
+    args = (a_desc, b_desc, c_desc, M, N, K)
+    constexprs, options = _constexprs(schedule, b_kmajor)
+    with torch.cuda.device(a.device):
+        grid = (min(_programs(schedule, b_kmajor, args), triton.cdiv(M, BLOCK_M * ctas) * triton.cdiv(N, tile_n)), )
+        gluon_gemm_kernel[grid](*args, **constexprs, **options)
+    return out
+
+
+_CLUSTERS = {}
+
+
+def _programs(schedule: str, b_kmajor: bool, args: tuple) -> int:
+    """Programs that run at once: one an SM, or for 2-CTA clusters as many as the GPCs hold (the SMs of a GPC
+    pair up, so fewer than half the SMs where a GPC's count is odd). A persistent program launched past that
+    would run its tiles after all the others."""
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    _, ctas, _, _ = SCHEDULES[schedule]
+    if ctas == 1:
+        return sms
+    key = (torch.cuda.current_device(), schedule, b_kmajor, args[0].base.dtype)
+    if key not in _CLUSTERS:
+        constexprs, options = _constexprs(schedule, b_kmajor)
+        kernel = gluon_gemm_kernel.warmup(*args, **constexprs, **options, grid=(1, ))
+        kernel._init_handles()
+        _CLUSTERS[key] = triton.runtime.driver.active.utils.cuOccupancyMaxActiveClusters(
+            kernel.function, kernel.metadata.shared, ctas) or sms // ctas
+    return _CLUSTERS[key]
