@@ -98,10 +98,11 @@ def choose_config(product) -> triton.Config:
     if cfg is None:
         if not product.can_benchmark:
             return product.heuristic()  # not remembered: the next eager call may tune
-        if enabled():
-            cfg, _ = tune(product)
-        else:
-            cfg = product.heuristic()
+        if not enabled():
+            # Not remembered under the key either: the key's buckets hold shapes whose waves differ, and the
+            # default (cost_model.py) is each exact shape's; relaunch.py caches the shape's launches.
+            return product.heuristic()
+        cfg, _ = tune(product)
     _remember(key, cfg)
     return cfg
 
