@@ -5,15 +5,15 @@ on the GPU, so that a new shape's first call runs close to what the tuner would 
 A config's tiles run in waves over the SMs (one block an SM: every 16-bit config takes over half of
 Hopper's shared memory), so a product takes
 
-    waves x (BM x BN x padded K x US_PER_MMAC + US_PER_TILE)
+    waves x (BM x BN x padded K x rate + tile cost)        (rate, tile cost: RATES)
 
 per launch: the first term is the tile's multiply-adds at that config's measured rate, the second what a
 tile costs besides (filling the pipeline, the epilogue). Wave quantization is most of what the rates
 alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of 128x128 ones (measured 18.9 against
 23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
-(config_space.tail_config), TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where 64 x 64 tiles fill the
-SMs whole K slices do too, and the one split the model picked on a fresh draw lost (848^3: 128x128 in two
-slices 10.5 us, 64x128 whole 6.2; design.md: default-config-model).
+(config_space.tail_config): TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where
+64 x 64 tiles fill the SMs whole K slices do too, and the one split the model picked on a fresh draw lost
+(848^3: 128x128 in two slices 10.5 us, 64x128 whole 6.2; design.md: default-config-model).
 
 The rates are the TMA kernel's; the pointer kernel's are POINTER's multiples of them (alpha per
 multiply-add, beta x the tile cost + gamma). The model ranks only products it was measured on: 16-bit,
@@ -74,7 +74,7 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
     if rate is None:
         return None
 
-    def waves(rows, k):
+    def launch_us(rows, k):  # the waves of one launch over rows of the product
         tiles = cdiv(rows, bm) * cdiv(N, bn) * Z
         return cdiv(tiles, num_sms) * (bm * bn * cdiv(k, bk) * bk * 1e-6 * rate[0] + rate[1])
 
@@ -82,9 +82,9 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
         return None
     rows = config_space.tail_rows(M, N, bm, bn, num_sms) if tail else 0
     if not rows:
-        return waves(M, K)
+        return launch_us(M, K)
     rest = time_us(config_space.tail_config(M - rows, N, num_sms), arch, path, M - rows, N, K, Z, num_sms)
-    return None if rest is None else (waves(rows, K) + rest) * TAIL_COST[arch]
+    return None if rest is None else (launch_us(rows, K) + rest) * TAIL_COST[arch]
 
 
 def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int):
