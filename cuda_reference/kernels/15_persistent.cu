@@ -30,8 +30,6 @@
 // of B. Tests and compute-sanitizer runs can cap the grid with CUDA_REFERENCE_MAX_CLUSTERS
 // (e.g. 1) so that every CTA walks many tiles. Producer / consumer roles, registers, stages
 // and the epilogue are step 14's. sm_90a only: the launcher refuses other GPUs.
-#include <cstdlib>
-
 #include "tma.cuh"
 
 // Pair tile t (of tilesM x tilesN, in tiles) in grouped order: GROUP tile rows at a time, down
@@ -134,46 +132,7 @@ cudaError_t launch_persistent_t(int M, int N, int K, const void* A, const void* 
   CUtensorMap mapA, mapB;
   cudaError_t err = encode_tile_maps(&mapA, &mapB, M, N, K, A, B, dtype);
   if (err != cudaSuccess) return err;
-  err = opt_in_dynamic_smem<kernel>(SMEM);
-  if (err != cudaSuccess) return err;
-
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 2, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.blockDim = dim3(384, 1, 1);
-  config.dynamicSmemBytes = SMEM;
-  config.stream = s;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-
-  // How many clusters fit on this device at once: asked once per device (it depends only on
-  // the kernel and the GPU), the SM count halved if the occupancy query is unavailable.
-  static std::atomic<int> fits[64];
-  int dev = 0;
-  err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  int clusters = dev < 64 ? fits[dev].load() : 0;
-  if (clusters <= 0) {
-    config.gridDim = dim3(2, 1, 1);
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters <= 0) {
-      (void)cudaGetLastError();  // clear a failed query's error
-      int sms = 0;
-      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-      if (err != cudaSuccess) return err;
-      clusters = sms / 2 > 0 ? sms / 2 : 1;
-    }
-    if (dev < 64) fits[dev].store(clusters);
-  }
-  if (const char* cap = std::getenv("CUDA_REFERENCE_MAX_CLUSTERS")) {  // tests: fewer clusters, longer walks
-    const int n = std::atoi(cap);
-    if (n > 0 && n < clusters) clusters = n;
-  }
-  const long long pairs = (long long)CEIL_DIV(CEIL_DIV(M, kTmaBM), 2) * CEIL_DIV(N, kTmaBN);
-  if (pairs > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  if (pairs < clusters) clusters = (int)pairs;
-  config.gridDim = dim3(2 * clusters, 1, 1);
-  return cudaLaunchKernelEx(&config, kernel, M, N, K, mapA, mapB, static_cast<T*>(C), pairs_aligned_b16(C, N));
+  return launch_on_clusters<kernel>(M, N, SMEM, s, M, N, K, mapA, mapB, static_cast<T*>(C), pairs_aligned_b16(C, N));
 }
 
 // Persistent 2-CTA clusters of 128 x 256 x 64 blocks (one producer and two consumer

@@ -32,8 +32,6 @@
 // multicast of B and the tile order are step 15's (and its grouped_tile: the .cu files build
 // as one translation unit, in order), so every product is summed in step 12's order and C is
 // step 12's, bit for bit. sm_90a only: the launcher refuses other GPUs.
-#include <cstdlib>
-
 #include "tma_store.cuh"
 
 // Shared memory of step 16 for a ring of STAGES: [ring][staging: CBUF boxes per consumer
@@ -178,46 +176,8 @@ cudaError_t launch_tma_store_t(int M, int N, int K, const void* A, const void* B
     err = encode_tma_2d(&mapC, C, dtype, M, N, 64, 64);
     if (err != cudaSuccess) return err;
   }
-  err = opt_in_dynamic_smem<kernel>(SMEM);
-  if (err != cudaSuccess) return err;
-
-  cudaLaunchAttribute cluster;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 2, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.blockDim = dim3(384, 1, 1);
-  config.dynamicSmemBytes = SMEM;
-  config.stream = s;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-
-  // How many clusters fit at once, asked once per device (step 15's query).
-  static std::atomic<int> fits[64];
-  int dev = 0;
-  err = cudaGetDevice(&dev);
-  if (err != cudaSuccess) return err;
-  int clusters = dev < 64 ? fits[dev].load() : 0;
-  if (clusters <= 0) {
-    config.gridDim = dim3(2, 1, 1);
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters <= 0) {
-      (void)cudaGetLastError();  // clear a failed query's error
-      int sms = 0;
-      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-      if (err != cudaSuccess) return err;
-      clusters = sms / 2 > 0 ? sms / 2 : 1;
-    }
-    if (dev < 64) fits[dev].store(clusters);
-  }
-  if (const char* cap = std::getenv("CUDA_REFERENCE_MAX_CLUSTERS")) {  // tests: fewer clusters, longer walks
-    const int n = std::atoi(cap);
-    if (n > 0 && n < clusters) clusters = n;
-  }
-  const long long pairs = (long long)CEIL_DIV(CEIL_DIV(M, kTmaBM), 2) * CEIL_DIV(N, kTmaBN);
-  if (pairs > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  if (pairs < clusters) clusters = (int)pairs;
-  config.gridDim = dim3(2 * clusters, 1, 1);
-  return cudaLaunchKernelEx(&config, kernel, M, N, K, mapA, mapB, mapC, static_cast<T*>(C), tmaC,
-                            pairs_aligned_b16(C, N));
+  return launch_on_clusters<kernel>(M, N, SMEM, s, M, N, K, mapA, mapB, mapC, static_cast<T*>(C), tmaC,
+                                    pairs_aligned_b16(C, N));
 }
 
 template <int STAGES>

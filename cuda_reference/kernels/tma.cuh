@@ -35,6 +35,7 @@
 // the buffer for use u >= 1 waits for the (u - 1)-th release, parity (u - 1) & 1.
 #pragma once
 #include <cuda.h>  // CUtensorMap and its enums only: the driver is reached through the runtime
+#include <cstdlib>
 #include "wgmma.cuh"
 
 // The block tile of steps 13 to 15 and what one stage of the ring holds.
@@ -92,6 +93,52 @@ inline cudaError_t current_device_is_sm90(bool* yes) {
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
   *yes = err == cudaSuccess && major == 9 && minor == 0;
   return err;
+}
+
+// Launches a persistent kernel of steps 15 and 16 (384 threads a CTA, smem bytes of dynamic shared memory)
+// on 2x1 clusters: as many clusters as fit on the device at once, asked once per device and kernel (it
+// depends only on the two; the SM count halved if the occupancy query is unavailable), fewer under
+// CUDA_REFERENCE_MAX_CLUSTERS (tests: longer walks), and never more than the M x N product's pair tiles.
+template <auto kernel, typename... Args>
+cudaError_t launch_on_clusters(int M, int N, int smem, cudaStream_t s, Args... args) {
+  cudaError_t err = opt_in_dynamic_smem<kernel>(smem);
+  if (err != cudaSuccess) return err;
+
+  cudaLaunchAttribute cluster;
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 2, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.blockDim = dim3(384, 1, 1);
+  config.dynamicSmemBytes = smem;
+  config.stream = s;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+
+  static std::atomic<int> fits[64];
+  int dev = 0;
+  err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  int clusters = dev < 64 ? fits[dev].load() : 0;
+  if (clusters <= 0) {
+    config.gridDim = dim3(2, 1, 1);
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters <= 0) {
+      (void)cudaGetLastError();  // clear a failed query's error
+      int sms = 0;
+      err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+      if (err != cudaSuccess) return err;
+      clusters = sms / 2 > 0 ? sms / 2 : 1;
+    }
+    if (dev < 64) fits[dev].store(clusters);
+  }
+  if (const char* cap = std::getenv("CUDA_REFERENCE_MAX_CLUSTERS")) {
+    const int n = std::atoi(cap);
+    if (n > 0 && n < clusters) clusters = n;
+  }
+  const long long pairs = (long long)CEIL_DIV(CEIL_DIV(M, kTmaBM), 2) * CEIL_DIV(N, kTmaBN);
+  if (pairs > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  if (pairs < clusters) clusters = (int)pairs;
+  config.gridDim = dim3(2 * clusters, 1, 1);
+  return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
 // ---- device -------------------------------------------------------------------------------
