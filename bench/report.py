@@ -167,60 +167,84 @@ def _bar_name(r):
     return r["impl"]
 
 
-def _hbars(ax, rows, labels, texts, xmax, slots=None, fontsize=9):
+def _hbars(ax, rows, labels, texts, xmax, slots=None, fontsize=9, values=None, xlabel="TFLOP/s"):
     """Horizontal bars, top to bottom in the order given, each with its text at the end of the bar:
-    inside (white) where the bar is long, outside where it is short."""
+    inside (white) where the bar is long, outside where it is short. Bar lengths are values (default:
+    each row's TFLOP/s)."""
     ys = list(range(len(rows)))
-    ax.barh(ys, [r["tflops"] for r in rows], 0.7, color=[LEVEL_COLORS.get(r["level"], "gray") for r in rows])
-    for y, r, text in zip(ys, rows, texts):
-        inside = r["tflops"] > 0.55 * xmax
-        ax.text(r["tflops"] - 0.01 * xmax if inside else r["tflops"] + 0.01 * xmax, y, text, va="center",
+    values = values or [r["tflops"] for r in rows]
+    ax.barh(ys, values, 0.7, color=[LEVEL_COLORS.get(r["level"], "gray") for r in rows])
+    for y, v, text in zip(ys, values, texts):
+        inside = v > 0.55 * xmax
+        ax.text(v - 0.01 * xmax if inside else v + 0.01 * xmax, y, text, va="center",
                 ha="right" if inside else "left", color="white" if inside else "black", fontsize=fontsize)
     ax.set_yticks(ys, labels, fontsize=fontsize)
     ax.set_ylim((slots or len(rows)) - 0.5, -0.5)
     ax.set_xlim(0, xmax)
-    ax.set_xlabel("TFLOP/s", fontsize=fontsize + 1)
+    ax.set_xlabel(xlabel, fontsize=fontsize + 1)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
 
 
-def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | None = None,
-                 precision: str = "fp32") -> Path:
-    """For one shape (chart_shape's choice unless given): left, the CUDA ladder (level "thread", in the order
-    the rows give) then torch.mm; right, the tritonmm tile sweep (level "block") then torch.mm. Bar length is
-    TFLOP/s, every bar named and labelled with TFLOP/s and % of cuBLAS."""
+def ladder_step(impl: str) -> int | None:
+    """The CUDA ladder's step number of a bench row's impl ("cuda tiled T=32" -> 3), None for other rows."""
+    from cuda_reference import KERNELS
+    words = impl.split()
+    return KERNELS[words[1]].step if len(words) > 1 and words[0] == "cuda" and words[1] in KERNELS else None
+
+
+def ladder_bars(rows: list, precision: str, shape: str) -> list:
+    """One ladder panel's bars at (precision, shape): each step of the CUDA ladder that has rows, in step
+    order, as its fastest variant; then tritonmm as its planner runs it, then torch.mm."""
+    sub = [r for r in rows if r.get("tflops") and r["precision"] == precision and r["shape"] == shape]
+    best = {}
+    for r in sub:
+        step = ladder_step(r["impl"]) if r["level"] == "thread" else None
+        if step is not None and (step not in best or r["tflops"] > best[step]["tflops"]):
+            best[step] = r
+    return ([best[s] for s in sorted(best)] + [r for r in sub if _planned(r)][:1] +
+            [r for r in sub if r["level"] == "library"][:1])
+
+
+def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | None = None) -> Path:
+    """The CUDA ladder as % of cuBLAS, one panel per precision that has ladder rows (fp32 first, then the
+    16-bit ones), each at chart_shape's shape for it unless shape is given: one bar per step, its fastest
+    variant (named), then tritonmm as planned and torch.mm, every bar labelled with TFLOP/s and % of cuBLAS.
+    Without ladder rows, one panel of the first precision's block-level rows (the tile sweep) and torch.mm."""
     plt = _pyplot()
     meta = meta or {}
     measured = [r for r in rows if r.get("tflops")]
-    if not any(r["precision"] == precision for r in measured) and measured:
-        precision = measured[0]["precision"]
-    shape = shape or chart_shape(measured, precision)
-    sub = [r for r in measured if r["precision"] == precision and r["shape"] == shape]
-    lib = [r for r in sub if r["level"] == "library"][:1]
-    block = [r for r in sub if r["level"] == "block"]
-    block = [r for r in block if not _planned(r)] + [r for r in block if _planned(r)]
-    panels = [("CUDA ladder: one raw CUDA kernel per rung", [r for r in sub if r["level"] == "thread"] + lib),
-              ("tritonmm: pinned tiles, then as planned", block + lib)]
-    xmax = 1.08 * max([r["tflops"] for r in sub] or [1.0])
-    slots = max(len(p[1]) for p in panels)
-    fig, axes = plt.subplots(1, 2, figsize=(14, max(4.0, 1.5 + 0.38 * slots)))
-    for ax, (title, bars) in zip(axes, panels):
-        if len(bars) <= len(lib):
-            ax.text(0.5, 0.5, "no rows at this level", ha="center", va="center", transform=ax.transAxes)
-            ax.set_axis_off()
-        else:
-            _hbars(ax, bars, [_bar_name(r) for r in bars], [_bar_text(r, measured) for r in bars], xmax)
-        ax.set_title(title, fontsize=11)
+    order = {"fp32": 0, "tf32": 1, "fp16": 2, "bf16": 3}
+    precisions = sorted({r["precision"] for r in measured if r["level"] == "thread"}, key=lambda p: order.get(p, 9))
+    panels = []
+    for prec in precisions:
+        at = shape or chart_shape(measured, prec)
+        bars = ladder_bars(measured, prec, at)
+        names = [f"step {ladder_step(r['impl'])}: {r['impl'].removeprefix('cuda ')}" if r["level"] == "thread"
+                 else _bar_name(r) for r in bars]
+        panels.append((f"{prec}{TITLES.get(prec, '')}, {at}", bars, names))
+    if not panels and measured:
+        prec = measured[0]["precision"]
+        at = shape or chart_shape(measured, prec)
+        sub = [r for r in measured if r["precision"] == prec and r["shape"] == at]
+        block = [r for r in sub if r["level"] == "block"]
+        bars = [r for r in block if not _planned(r)] + [r for r in block if _planned(r)] + \
+               [r for r in sub if r["level"] == "library"][:1]
+        panels.append((f"{prec}{TITLES.get(prec, '')}, {at}: no CUDA ladder rows", bars, [_bar_name(r) for r in bars]))
+    slots = max([len(p[1]) for p in panels] or [1])
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(7.5 * max(1, len(panels)), 1.8 + 0.4 * slots),
+                             squeeze=False)
+    for ax, (title, bars, names) in zip(axes[0], panels):
+        pcts = [_pct(r, measured) or 0.0 for r in bars]
+        _hbars(ax, bars, names, [_bar_text(r, measured) for r in bars], 1.12 * max(pcts + [100.0]), slots,
+               fontsize=8, values=pcts, xlabel="% of cuBLAS (torch.mm)")
+        ax.axvline(100, color="dimgray", linewidth=0.8, linestyle="--")
+        ax.set_title(title, fontsize=10)
     handles = [plt.Rectangle((0, 0), 1, 1, color=LEVEL_COLORS[k]) for k in LEVEL_NAMES]
     fig.legend(handles, list(LEVEL_NAMES.values()), loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.suptitle(f"{meta.get('gpu', 'GPU')}: {precision}{TITLES.get(precision, '')} GEMM, M x N x K = {shape}",
-                 fontsize=13)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    top = min(axes, key=lambda ax: ax.get_position().height).get_position()
-    for ax, (_, bars) in zip(axes, panels):  # the same bar thickness in both panels, tops aligned
-        pos = ax.get_position()
-        height = top.height * len(bars) / slots if bars else top.height
-        ax.set_position([pos.x0, top.y1 - height, pos.width, height])
+    fig.suptitle(f"{meta.get('gpu', 'GPU')}: the CUDA ladder step by step, each step's fastest variant",
+                 fontsize=12)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
-# One device call for the ladder's newest steps on an H100 (compute capability 9.0): step 16 (the
-# TMA-store epilogue, two rings: tma_store stages=4 and 3) and step 17 (fp32 warp tiles tuned for
-# the H100, five configs), with steps 12-15 rerun beside them. From the repository root:
+# One device call for the ladder on an H100 (compute capability 9.0): its newest steps checked, every
+# step sanitized on request, the top steps timed. From the repository root:
 #     bash cuda_reference/check_hopper_steps.sh
+#     NEW="persistent tma_store warptile_tuned" SANITIZE=all PHASES="smoke check" bash cuda_reference/check_hopper_steps.sh
 # 1. builds the ladder (every step, as cuda_reference.matmul loads it);
-# 2. a smoke run of each new step, every variant, in its own process under a timeout (a barrier
+# 2. (phase smoke) a smoke run of each step in NEW (default: step 16, the TMA-store epilogue, and step 17,
+#    the fp32 warp tiles tuned for the H100), every variant, in its own process under a timeout (a barrier
 #    bug hangs rather than fails: a hung step is reported and left out of what follows);
-# 3. pytest: every tensor-core step against float64 on odd and aligned shapes, steps 13-16 bit
-#    for bit against step 12, steps 15-16 on capped grids, the refusals, step 17 against float64;
-# 4. compute-sanitizer memcheck and racecheck over the new steps on small shapes (3 and 4 run
-#    side by side, each in its own process: they check correctness, not speed);
-# 5. times steps 12-16 against torch.mm at 4096^3 and 8192^3 in bf16 and fp16, and the fp32 rungs
-#    (steps 7, 8, 17) against torch.mm's IEEE SGEMM (TF32 off) at the same sizes (CUDA events,
-#    medians of 7 interleaved rounds after warm-up, operands rotated through copies past the L2),
-#    and prints the tables last, with the best CUDA step against the 0.9x targets.
-# Logs go under $OUT (default /tmp/hopper-steps). About 3 minutes on an H100: the build, then
-# pytest and the sanitizers together, then the timing (under a minute).
+# 3. (phase check) pytest: every tensor-core step against float64 on odd and aligned shapes, steps 13-16
+#    bit for bit against step 12, steps 15-16 on capped grids, the refusals, step 17 against float64
+#    (SANITIZE=all: the whole of tests/test_cuda_reference.py -m gpu);
+# 4. (phase check) compute-sanitizer memcheck and racecheck over the steps of SANITIZE (default: those of
+#    NEW that passed the smoke run; "all": every step of the ladder, split over three processes a tool)
+#    on small shapes, side by side with pytest (they check correctness, not speed);
+# 5. (phase timing) times steps 12-16 against torch.mm at 4096^3 and 8192^3 in bf16 and fp16, and the
+#    fp32 rungs (steps 7, 8, 17) against torch.mm's IEEE SGEMM (TF32 off) at the same sizes (CUDA events,
+#    medians of 7 interleaved rounds after warm-up, operands rotated through copies past the L2), and
+#    prints the tables last, with the best CUDA step against the 0.9x targets.
+# Logs go under $OUT (default /tmp/hopper-steps). About 3 minutes on an H100 with the defaults: the
+# build, then pytest and the sanitizers together, then the timing (under a minute).
 set -o pipefail
 OUT=${OUT:-/tmp/hopper-steps}
 mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-NEW=${NEW:-"tma_store warptile_tuned"}  # the steps smoke-run and sanitized; NEW=... to choose
+NEW=${NEW:-"tma_store warptile_tuned"}  # the steps smoke-run (and by default sanitized); NEW=... to choose
+PHASES=${PHASES:-"smoke check timing"}
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(), torch.cuda.get_device_capability())"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 
@@ -30,8 +34,9 @@ timeout 300 /usr/bin/time -f "build %es" python3 -c "from cuda_reference.build i
 rc=$?; tail -3 "$OUT/build.log"
 if [ $rc -ne 0 ]; then grep -m 20 -E "error|Error" "$OUT/build.log"; echo "BUILD FAILED (exit $rc)"; exit 1; fi
 
-echo "== 2. smoke: each new step alone, every variant, 40 s each"
 GOOD=""
+[[ " $PHASES " == *" smoke "* ]] || NEW=""
+[ -n "$NEW" ] && echo "== 2. smoke: each new step alone, every variant, 40 s each"
 for k in $NEW; do
   timeout 40 python3 - "$k" > "$OUT/smoke-$k.log" 2>&1 <<'PY'
 import sys, torch, cuda_reference
@@ -66,33 +71,47 @@ PY
   else echo "$k: FAILED (exit $rc$([ $rc -eq 124 ] && echo ', timed out: hung?'))"; tail -4 "$OUT/smoke-$k.log"; fi
 done
 GOOD=${GOOD# }
-echo "new steps that passed the smoke run: ${GOOD:-none}"
+[ -n "$NEW" ] && echo "new steps that passed the smoke run: ${GOOD:-none}"
 
+if [[ " $PHASES " == *" check "* ]]; then
 echo "== 3-4. pytest and compute-sanitizer, side by side (correctness only: the timing runs alone, after)"
 SEL="tensor_core or wgmma or tma or persistent or warp_specialized or warptile_tuned or unaligned"
 for k in $NEW; do [[ " $GOOD " == *" $k "* ]] || SEL="($SEL) and not $k"; done
-timeout 180 python3 -m pytest -q -p no:cacheprovider -p no:warnings tests/test_cuda_reference.py -m gpu -k "$SEL" \
+[ "${SANITIZE:-}" = all ] && SEL="not no_such_test"
+timeout 300 python3 -m pytest -q -p no:cacheprovider -p no:warnings tests/test_cuda_reference.py -m gpu -k "$SEL" \
   > "$OUT/pytest.log" 2>&1 &
 PYTEST=$!
-SAN=""
-if [ -n "$GOOD" ]; then
-  for tool in memcheck racecheck; do
-    timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 python3 -m cuda_reference.sanitize $GOOD \
-      > "$OUT/sanitize-$tool.log" 2>&1 &
-    SAN="$SAN $tool:$!"
-  done
+GROUPS_=("$GOOD")
+if [ "${SANITIZE:-}" = all ]; then  # every step, in three groups of about equal sanitizer time
+  GROUPS_=("naive coalesced tiled blocktile_1d blocktile_2d vectorized warptile double_buffer wmma mma_sync cp_async wgmma"
+           "tma warp_specialized persistent" "tma_store warptile_tuned")
+elif [ -n "${SANITIZE:-}" ]; then
+  GROUPS_=("$SANITIZE")
 fi
-wait $PYTEST
-echo "3. pytest tests/test_cuda_reference.py -m gpu (the tensor-core steps, step 17): exit $? : $(tail -1 "$OUT/pytest.log")"
-grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -20
-echo "4. compute-sanitizer over:${GOOD:- nothing}"
-for entry in $SAN; do
-  tool=${entry%%:*}
-  wait ${entry#*:}
-  echo "$tool: exit $? ; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong results' "$OUT/sanitize-$tool.log" | tr '\n' ' ')"
-  grep -m 6 -E "Invalid|Race|Hazard|error" "$OUT/sanitize-$tool.log"
+SAN=""
+for tool in memcheck racecheck; do
+  i=0
+  for group in "${GROUPS_[@]}"; do
+    [ -n "$group" ] || continue
+    i=$((i + 1))
+    timeout 420 compute-sanitizer --tool $tool --error-exitcode 1 python3 -m cuda_reference.sanitize $group \
+      > "$OUT/sanitize-$tool-$i.log" 2>&1 &
+    SAN="$SAN $tool-$i:$!"
+  done
 done
+wait $PYTEST
+echo "3. pytest tests/test_cuda_reference.py -m gpu -k '$SEL': exit $? : $(tail -1 "$OUT/pytest.log")"
+grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -20
+echo "4. compute-sanitizer over: ${GROUPS_[*]:-nothing}"
+for entry in $SAN; do
+  name=${entry%%:*}
+  wait ${entry#*:}
+  echo "$name: exit $? ; $(grep -cE ': rel err' "$OUT/sanitize-$name.log") runs; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|wrong results' "$OUT/sanitize-$name.log" | tr '\n' ' ')"
+  grep -m 6 -E "Invalid|Race|Hazard|error" "$OUT/sanitize-$name.log"
+done
+fi
 
+[[ " $PHASES " == *" timing "* ]] || exit 0
 echo "== 5. timing"
 BAD=""
 for k in $NEW; do [[ " $GOOD " == *" $k "* ]] || BAD="$BAD $k"; done

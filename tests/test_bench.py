@@ -75,7 +75,10 @@ def test_charts_from_synthetic_rows(tmp_path):
                  _row("fp32", "tritonmm 64x64x32", "block", shape, 33 * scale, "64x64", 16),
                  _row("bf16", "torch.mm", "library", shape, 700 * scale, "cuBLAS"),
                  _row("bf16", "tritonmm (autotuned)", "block", shape, 650 * scale, "128x256x64 (tma)", 84),
-                 _row("bf16", "tritonmm 32x32x32", "block", shape, 30 * scale, "32x32", 16, note="skipped")]
+                 _row("bf16", "tritonmm 32x32x32", "block", shape, 30 * scale, "32x32", 16, note="skipped"),
+                 _row("bf16", "cuda wgmma", "thread", shape, 400 * scale, "128x256", 84),
+                 _row("bf16", "cuda tma_store 3", "thread", shape, 600 * scale, "128x256", 84),
+                 _row("bf16", "cuda tma_store 4", "thread", shape, 690 * scale, "128x256", 84)]
     # the largest square shape, not the one with the most work
     assert report.chart_shape(rows) == "1024x1024x1024"
     assert report.chart_shape(rows, "bf16") == "1024x1024x1024"
@@ -85,8 +88,14 @@ def test_charts_from_synthetic_rows(tmp_path):
     for name in ("ladder.png", "tflops.png", "roofline.png"):
         assert tmp_path / name in paths and (tmp_path / name).stat().st_size > 10_000, name
     assert "![ladder](ladder.png)" in (tmp_path / "RESULTS.md").read_text()
-    # without any ladder rows (no fp32 run) the ladder chart still draws the tile sweep
-    only_bf16 = [r for r in rows if r["precision"] == "bf16"]
+    # a panel per precision with ladder rows: each step once (its fastest variant), in step order, then
+    # tritonmm as planned and torch.mm
+    bars = report.ladder_bars(rows, "bf16", "1024x1024x1024")
+    assert [r["impl"] for r in bars] == ["cuda wgmma", "cuda tma_store 4", "tritonmm (autotuned)", "torch.mm"]
+    assert [report.ladder_step(r["impl"]) for r in report.ladder_bars(rows, "fp32", "1024x1024x1024")] == \
+        [1, 3, 8, None, None]
+    # without any ladder rows the ladder chart still draws the tile sweep
+    only_bf16 = [r for r in rows if r["precision"] == "bf16" and r["level"] != "thread"]
     assert report.ladder_chart(only_bf16, tmp_path / "bf16.png", meta).stat().st_size > 0
     assert report.tflops_chart(only_bf16, tmp_path / "bf16_tflops.png").stat().st_size > 0
 
@@ -758,3 +767,21 @@ def test_gpu_quick_run_shows_its_phases(tmp_path):
     rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert [r["impl"] for r in rows] == ["torch.mm", *(f"cuda tiled T={t}" for t in (8, 16, 32)), impls.UNTUNED]
     assert "Wall time by phase: " in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_compiled_kernels_report_and_refusals(capsys):
+    """bench.compiled_kernels: GEMM and other device time per variant, the GEMM launches side by side,
+    the other kernels that differ most; a step it does not know is refused, and without a GPU it says so."""
+    from bench import compiled_kernels
+    times = {"aten": [("nvjet_sm90_tst_256x128", 613.0), ("triton_poi_fused_mul_silu_2", 222.8)],
+             "use_tritonmm": [("gemm_tma_kernel", 641.0), ("triton_poi_fused_mul_2", 221.7)],
+             "swap_linears": [("gemm_tma_kernel", 615.0), ("triton_poi_fused_mul_silu_2", 222.0)]}
+    text = compiled_kernels.report("prefill", times)
+    assert "prefill aten: 2 kernels, 0.84 ms: gemm 0.61 ms, other 0.22 ms" in text
+    assert "prefill use_tritonmm: 2 kernels, 0.86 ms: tritonmm 0.64 ms, other 0.22 ms" in text
+    assert "   613.0 nvjet_sm90_tst_256x128" in text and "   641.0 gemm_tma_kernel" in text
+    assert f"{0:9.1f} {221.7:9.1f} {0:9.1f}  triton_poi_fused_mul_2" in text
+    assert compiled_kernels.main(["decoder"]) == 2
+    if not torch.cuda.is_available():
+        assert compiled_kernels.main([]) == 3
+    assert "steps must be among" in capsys.readouterr().err

@@ -23,7 +23,10 @@ from conftest import DEVICE
 
 aten = torch.ops.aten
 PRODUCTS = {aten.mm.default, aten.addmm.default, aten.bmm.default}
-TRITONMM_OPS = {torch.ops.tritonmm.mm.default, torch.ops.tritonmm.bmm.default, torch.ops.tritonmm.linear.default}
+# The pass puts every product it takes into the graph as the opaque operator.
+PRODUCT = torch.ops.tritonmm.eager_product.default
+TRITONMM_OPS = {torch.ops.tritonmm.mm.default, torch.ops.tritonmm.bmm.default, torch.ops.tritonmm.linear.default,
+                PRODUCT}
 # Relative Frobenius bounds against float64 for a small model's output and gradients; float32's allows
 # for TF32, which torch may have on.
 BOUND = {torch.float32: 2e-3, torch.bfloat16: 3e-2}
@@ -134,8 +137,13 @@ def targets(graph):
 
 
 def fused(graph):
-    """The activations of the tritonmm.linear calls in a rewritten graph."""
-    return sorted(args[3] for target, args in graph if target is torch.ops.tritonmm.linear.default)
+    """The epilogues (activation names) of the rewritten products that have a bias or an activation."""
+    return sorted(args[3] for target, args in graph if target is PRODUCT and (args[2] is not None or args[3] != "none"))
+
+
+def batched(graph, dims: int) -> int:
+    """How many rewritten products of the graph take ``dims``-D operands (3: bmm, 2: mm and linear)."""
+    return sum(target is PRODUCT and args[0].meta["val"].dim() == dims for target, args in graph)
 
 
 # The pass's place in inductor's config.
@@ -222,22 +230,22 @@ def _graph_cases():
     lin = lambda x, w, bias: aten.addmm(bias, x, w.t())  # noqa: E731 (aten's F.linear on 2-D x)
     return {
         "mm": (lambda a, b: aten.mm(a, b), [(13, 21), (21, 9)], lambda a, b: a @ b,
-               [torch.ops.tritonmm.mm.default], []),
+               [PRODUCT], []),
         "bmm": (lambda a, b: aten.bmm(a, b), [(3, 7, 11), (3, 11, 5)], lambda a, b: a @ b,
-                [torch.ops.tritonmm.bmm.default], []),
+                [PRODUCT], []),
         "addmm": (lin, [(13, 21), (9, 21), (9,)], lambda x, w, bias: x @ w.T + bias,
-                  [torch.ops.tritonmm.linear.default], ["none"]),
+                  [PRODUCT], ["none"]),
         "addmm relu": (lambda x, w, bias: aten.relu(lin(x, w, bias)), [(13, 21), (9, 21), (9,)],
-                       lambda x, w, bias: torch.relu(x @ w.T + bias), [torch.ops.tritonmm.linear.default], ["relu"]),
+                       lambda x, w, bias: torch.relu(x @ w.T + bias), [PRODUCT], ["relu"]),
         "mm + bias, gelu tanh": (lambda x, w, bias: aten.gelu(aten.add(aten.mm(x, w.t()), bias), approximate="tanh"),
                                  [(13, 21), (9, 21), (9,)],
                                  lambda x, w, bias: F.gelu(x @ w.T + bias, approximate="tanh"),
-                                 [torch.ops.tritonmm.linear.default], ["gelu_tanh"]),
+                                 [PRODUCT], ["gelu_tanh"]),
         "mm, silu by hand, through a view": (
             lambda x, w: _silu_by_hand(aten.view(aten.mm(aten.view(x, [15, 21]), w.t()), [3, 5, 9])),
-            [(3, 5, 21), (9, 21)], lambda x, w: F.silu(x @ w.T), [torch.ops.tritonmm.linear.default], ["silu"]),
+            [(3, 5, 21), (9, 21)], lambda x, w: F.silu(x @ w.T), [PRODUCT], ["silu"]),
         "mm, a no-op add, gelu": (lambda a, b: aten.gelu(aten.mm(a, b) + 0), [(13, 21), (21, 9)],
-                               lambda a, b: F.gelu(a @ b), [torch.ops.tritonmm.linear.default], ["gelu"]),
+                               lambda a, b: F.gelu(a @ b), [PRODUCT], ["gelu"]),
         # Left alone: what tritonmm does not take, and activations it does not fuse.
         "float64": (lambda a, b: aten.mm(a.double(), b.double()), [(13, 21), (21, 9)], lambda a, b: a @ b,
                     [aten.mm.default], []),
@@ -247,14 +255,26 @@ def _graph_cases():
                                      lambda x, w, bias: x @ w.T + bias, [aten.addmm.default], []),
         "pre-activation also returned": (_with_pre_activation, [(13, 21), (9, 21), (9,)],
                                          lambda x, w, bias: (x @ w.T + bias, torch.relu(x @ w.T + bias)),
-                                         [torch.ops.tritonmm.linear.default], ["none"]),
+                                         [PRODUCT], ["none"]),
         "tanh": (lambda a, b: aten.tanh(aten.mm(a, b)), [(13, 21), (21, 9)], lambda a, b: torch.tanh(a @ b),
-                 [torch.ops.tritonmm.mm.default], []),
+                 [PRODUCT], []),
         "relu, then scaled": (lambda a, b: aten.relu(aten.mm(a, b)) * 2, [(13, 21), (21, 9)],
-                              lambda a, b: torch.relu(a @ b) * 2, [torch.ops.tritonmm.linear.default], ["relu"]),
+                              lambda a, b: torch.relu(a @ b) * 2, [PRODUCT], ["relu"]),
+        # A transcendental activation read only by pointwise ops stays inductor's, computed in their kernel
+        # (a SwiGLU); relu, free in the epilogue, fuses whatever reads it.
+        "swiglu": (lambda x, w1, w2: _silu_by_hand(aten.mm(x, w1.t())) * aten.mm(x, w2.t()),
+                   [(13, 21), (9, 21), (9, 21)], lambda x, w1, w2: F.silu(x @ w1.T) * (x @ w2.T),
+                   [PRODUCT, PRODUCT], []),
+        "gelu through a view, then added": (
+            lambda x, w, c: aten.add(aten.gelu(aten.view(aten.mm(x, w.t()), [3, 3, 13])), c),
+            [(9, 21), (13, 21), (3, 3, 13)], lambda x, w, c: F.gelu((x @ w.T).view(3, 3, 13)) + c,
+            [PRODUCT], []),
+        "relu into a multiply": (lambda x, w1, w2: aten.relu(aten.mm(x, w1.t())) * aten.mm(x, w2.t()),
+                                 [(13, 21), (9, 21), (9, 21)], lambda x, w1, w2: torch.relu(x @ w1.T) * (x @ w2.T),
+                                 [PRODUCT, PRODUCT], ["relu"]),
         "two activations of one product": (lambda a, b: (lambda z: aten.relu(z) + torch.sigmoid(z))(aten.mm(a, b)),
                                    [(13, 21), (21, 9)], lambda a, b: torch.relu(a @ b) + torch.sigmoid(a @ b),
-                                   [torch.ops.tritonmm.mm.default], []),
+                                   [PRODUCT], []),
     }
 
 
@@ -325,10 +345,10 @@ def test_rewrite_recognises_activations_whatever_the_dtype(case, dtype):
     graph_module.graph.lint()
     nodes = [(n.target, n.args) for n in graph_module.graph.nodes if n.op == "call_function"]
     if expect is None:
-        assert torch.ops.tritonmm.mm.default in targets(nodes) and not fused(nodes)
+        assert PRODUCT in targets(nodes) and not fused(nodes)
     else:
-        assert fused(nodes) == [expect]  # and nothing else but the weight's transpose: the casts went too
-        assert set(targets(nodes)) == {torch.ops.tritonmm.linear.default, aten.permute.default}
+        assert fused(nodes) == [expect]  # and nothing else: the casts went too
+        assert set(targets(nodes)) == {PRODUCT}
 
 
 @pytest.mark.parametrize("rounding, dtype", [(torch.bfloat16, torch.float32), (torch.float16, torch.float32),
@@ -344,7 +364,7 @@ def test_rewrite_leaves_an_activation_after_a_rounding_the_product_does_not_have
     with tritonmm.use_tritonmm():
         inductor_pass.rewrite(graph_module.graph)
     nodes = [(n.target, n.args) for n in graph_module.graph.nodes if n.op == "call_function"]
-    assert torch.ops.tritonmm.mm.default in targets(nodes) and not fused(nodes)
+    assert PRODUCT in targets(nodes) and not fused(nodes)
 
 
 # Compiled models on the CPU (inductor's C++ backend; tritonmm's kernels in the interpreter).
@@ -363,8 +383,8 @@ def test_compiled_model_runs_tritonmm_forward_and_backward(mode, launches, rewri
     for graph in rewritten:
         assert not PRODUCTS & set(targets(graph)), "an aten product is left for inductor"
     assert fused(forward) == ["none", "relu"]  # gelu's input is saved for the backward pass, so not fused
-    assert targets(forward).count(torch.ops.tritonmm.bmm.default) == 2
-    assert targets(backward).count(torch.ops.tritonmm.mm.default) == 6  # dx and dW of three Linears
+    assert batched(forward, 3) == 2 and batched(forward, 2) == 3
+    assert batched(backward, 2) == 6 and batched(backward, 3) == 4  # dx and dW of three Linears; two bmm's
     assert launches.count(DEVICE) == 5 + 6 + 4  # forward 5; backward 6 mm and 4 bmm
     for name, g, w in zip(["output", "x.grad", *(n for n, _ in model.named_parameters())], got, want):
         assert rel(g, w) < BOUND[torch.float32], name

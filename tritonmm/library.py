@@ -89,11 +89,12 @@ def _opaque(schema: str, fake):
 
 
 @_opaque("eager_product(Tensor a, Tensor b, Tensor? bias, str activation, str precision, int[]? config=None) -> Tensor",
-         fake=lambda a, b, bias, activation, precision, config=None: a.new_empty((a.shape[0], b.shape[1])))
+         fake=lambda a, b, bias, activation, precision, config=None: a.new_empty((*a.shape[:-1], b.shape[-1])))
 def eager_product(a, b, bias, activation, precision, config=None):
     """planner.product, run when a compiled graph runs rather than traced into it: the graph's
-    path for products that take the TMA kernel or split K (_planned says why). Opaque to inductor,
-    so it keeps tritonmm's own path choice, tuned configs and launch cache."""
+    path for products that take the TMA kernel or split K (_planned says why), and every product the
+    inductor pass rewrites (2-D, or 3-D batched). Opaque to inductor, so it keeps tritonmm's own path
+    choice, tuned configs and launch cache."""
     return planner.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 
 
