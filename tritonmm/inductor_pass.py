@@ -38,7 +38,6 @@ _InferenceAware = getattr(custom_graph_pass, "CustomInferenceAwareGraphPass", No
 _Base = _InferenceAware or custom_graph_pass.CustomGraphPass
 
 
-
 @functools.lru_cache(maxsize=None)
 def _source_hash() -> str:
     """A hash of the files whose code decides what a rewritten graph holds: this pass, its reading of
