@@ -3,8 +3,8 @@
 Three operators, each ``torch.library.triton_op`` over planner.product, so torch.compile traces
 through them to the Triton kernels (``wrap_triton``) with no graph break, and their fake
 implementation comes from the same code run on fake tensors (two more, eager_product and
-scaled_mm, are opaque ways into a graph, for products that take the TMA kernel or split K and
-for FP8 products: _planned says why):
+scaled_mm, are opaque ways into a graph, for products that take the TMA kernel or split K, for
+every product inductor_pass.py rewrites, and for FP8 products: _planned says why):
 
     tritonmm::mm(a, b, precision, config)                          a (M, K) @ b (K, N)
     tritonmm::bmm(a, b, precision, config)                         (Z, M, K) @ (Z, K, N)
@@ -71,7 +71,7 @@ linear = _register("tritonmm::linear")(_linear)
 # than the product's own launch; a compiled graph pays that on every call (64^3 bf16, H100 host: 66 us a
 # call through custom_op against 31 for the planner alone; 43 against 33 so defined; design.md:
 # opaque-operator). Neither records a gradient: they run inside the other operators' traced forward
-# and backward graphs.
+# and backward graphs, and in the post-grad graphs the inductor pass rewrites.
 _LIB = torch.library.Library("tritonmm", "FRAGMENT")
 
 
