@@ -59,9 +59,14 @@ def measure(shape: sweep.Shape, dtype: torch.dtype) -> dict:
                 regret=times[default] / times[best])
 
 
+# Files written before the JSON recorded the device's memory bandwidth were all timed on H100 80GB HBM3s, whose
+# torch.cuda.get_device_properties report a 2619 MHz memory clock and a 5120-bit bus (device.hbm_bytes_per_s).
+H100_HBM_BYTES_PER_S = 2 * 2619e6 * 5120 / 8
+
+
 def _rows(paths) -> list:
-    return [dict(r, num_sms=d.get("num_sms", 132)) for path in paths for d in [json.loads(Path(path).read_text())]
-            for r in d["rows"]]
+    return [dict(r, num_sms=d.get("num_sms", 132), hbm=d.get("hbm_bytes_per_s", H100_HBM_BYTES_PER_S))
+            for path in paths for d in [json.loads(Path(path).read_text())] for r in d["rows"]]
 
 
 def _covered(r) -> bool:
@@ -126,7 +131,7 @@ def fit(rows) -> dict:
             if tail:
                 Z = r["Z"] if r["entry_Z"] > 1 else 1
                 t = cost_model.time_us(config_space.make_config(*key[:3], key[5], key[4], GROUP_M=key[3], TAIL=1),
-                                       "sm90", path, r["M"], r["N"], r["K"], Z, r["num_sms"])
+                                       "sm90", path, r["M"], r["N"], r["K"], Z, r["num_sms"], r["hbm"])
                 if t is not None:
                     beyond.append(us / t)
     tables["TAIL_COST"]["sm90"] = statistics.median(beyond) if beyond else 1.0
@@ -156,7 +161,8 @@ def check(rows) -> tuple:
         Z = r["Z"] if r["entry_Z"] > 1 else 1
         times = {tuple(c): ms for c, ms in r["times"]}
         cands = [config_space.from_list(c) for c in times if not config_space.tuned_tma_only(config_space.from_list(c))]
-        pick = cost_model.pick(cands, "sm90", r["path"].split("+")[0], r["M"], r["N"], r["K"], Z, r["num_sms"])
+        pick = cost_model.pick(cands, "sm90", r["path"].split("+")[0], r["M"], r["N"], r["K"], Z, r["num_sms"],
+                               r["hbm"])
         if pick is not None:
             best = min(times.values())
             picked.append(times[tuple(config_space.as_list(pick))] / best)
@@ -210,6 +216,7 @@ def main(argv=None) -> int:
             out.mkdir(parents=True, exist_ok=True)
             (out / f"regret_{args.dtype}_seed{args.seed}.json").write_text(json.dumps(
                 dict(gpu=torch.cuda.get_device_name(), num_sms=device.facts(torch.device("cuda")).num_sms,
+                     hbm_bytes_per_s=device.facts(torch.device("cuda")).hbm_bytes_per_s,
                      torch=torch.__version__, dtype=args.dtype, seed=args.seed, geomean=geo, rows=rows), indent=0))
     worst = sorted(rows, key=lambda r: -r["regret"])[:5]
     print(tabulate([[r["shape"], r["layout"], r["kind"], r["path"], r["default"], r["best"], f"{r['regret']:.3f}"]

@@ -19,6 +19,26 @@ def test_waves_decide_between_tiles():
         assert cost_model.pick([SQUARE, WIDE], "sm90", "tma", n, n, n, 1, H100_SMS) is WIDE
 
 
+H100_HBM = 2 * 2619e6 * 5120 / 8  # what torch reports for the H100 80GB HBM3 (device.hbm_bytes_per_s)
+
+
+def test_short_k_is_store_bound():
+    """With the device's bandwidth, a tile takes at least its store of C: for 32x(3968x3968x128) the model stops
+    predicting 64x128 tiles fastest (measured 493 us against 392 on 128x256) and picks a 128x256 tile; its
+    prediction sits near that measurement. Long K is left to the rates: 4096^3 predicts the same either way."""
+    small = config_space.make_config(64, 128, 128, 4, 4)
+    assert cost_model.pick([small, WIDE], "sm90", "tma", 3968, 3968, 128, 32, H100_SMS) is small  # rates alone
+    assert cost_model.pick([small, WIDE], "sm90", "tma", 3968, 3968, 128, 32, H100_SMS, H100_HBM) is WIDE
+    assert cost_model.time_us(WIDE, "sm90", "tma", 3968, 3968, 128, 32, H100_SMS, H100_HBM) == pytest.approx(392, rel=0.1)
+    assert cost_model.time_us(small, "sm90", "tma", 3968, 3968, 128, 32, H100_SMS, H100_HBM) == pytest.approx(493, rel=0.1)
+    for cfg in (small, WIDE, SQUARE):
+        assert cost_model.time_us(cfg, "sm90", "tma", 4096, 4096, 4096, 1, H100_SMS, H100_HBM) == \
+            cost_model.time_us(cfg, "sm90", "tma", 4096, 4096, 4096, 1, H100_SMS)
+    # fp32 out stores twice the bytes: longer where the store sets the time
+    assert cost_model.time_us(WIDE, "sm90", "tma", 3968, 3968, 128, 32, H100_SMS, H100_HBM, out_bytes=4) > \
+        1.8 * cost_model.time_us(WIDE, "sm90", "tma", 3968, 3968, 128, 32, H100_SMS, H100_HBM)
+
+
 def test_time_grows_with_work_and_counts_waves():
     t = [cost_model.time_us(WIDE, "sm90", "tma", 1024, 4096, k, 1, H100_SMS) for k in (1024, 2048, 4096)]
     assert t[0] < t[1] < t[2]

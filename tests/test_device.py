@@ -31,6 +31,21 @@ def test_facts_are_per_device():
     assert cpu.name == "cpu-interpreter" and cpu.num_sms > 0
 
 
+def test_memory_bandwidth_from_clock_and_bus():
+    """device.hbm_bytes_per_s: two transfers a memory clock (kHz) over the bus (bits), as torch reports them for
+    an H100 80GB HBM3 (3.35 TB/s); None where torch reports neither."""
+    from types import SimpleNamespace
+    h100 = SimpleNamespace(memory_clock_rate=2619000, memory_bus_width=5120)
+    assert device.hbm_bytes_per_s(h100) == pytest.approx(3.352e12, rel=1e-3)
+    assert device.hbm_bytes_per_s(SimpleNamespace()) is None
+
+
+@pytest.mark.gpu
+def test_gpu_facts_read_memory_bandwidth():
+    bandwidth = device.facts(torch.device("cuda")).hbm_bytes_per_s
+    assert bandwidth is None or 1e11 < bandwidth < 1e14
+
+
 def _two_gpus():
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two CUDA GPUs")

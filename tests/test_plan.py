@@ -1335,24 +1335,25 @@ def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, 
 
 
 def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
-    """A batch whose every entry would take the TMA kernel alone runs as one unbatched product per entry
-    (rules.batch_slices), a broadcast operand included, into out's entries; a batch of small entries keeps one
-    launch of the batched pointer kernel."""
+    """A batch whose every entry would take the TMA kernel alone, but whose rows TMA cannot read as they are (K of
+    47 halves: 94-byte rows), runs as one unbatched product per entry (rules.batch_slices), a broadcast operand
+    included, into out's entries; a batch of small entries keeps one launch of the batched pointer kernel."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     shapes = []
     real = Product.__init__
     monkeypatch.setattr(Product, "__init__", lambda self, a, *r, **k: shapes.append(tuple(a.shape)) or real(self, a, *r, **k))
-    a = torch.randn(3, 40, 48, device=device).half()
-    b = torch.randn(48, 56, device=device).half().expand(3, 48, 56)  # one weight for every entry: batch stride 0
+    a = torch.randn(3, 40, 47, device=device).half()
+    b = torch.randn(47, 56, device=device).half().expand(3, 47, 56)  # one weight for every entry: batch stride 0
     out = torch.full((3, 40, 56), float("nan"), device=device).half()
     planner.product(a, b, precision="native", out=out)
     assert shapes and all(len(s) == 2 for s in shapes), shapes
     for z in range(3):
         assert rel_err(out[z], a[z], b[z]) < 2e-3
     shapes.clear()
-    with thresholds.override(tma_min_macs=float("inf")):  # entries too small for the TMA kernel: one launch
-        c = planner.product(a, b, precision="native")
-    assert shapes == [(3, 40, 48)]
+    inf = float("inf")
+    with thresholds.override(stage_min_macs_per_byte=inf, stage_min_macs_per_byte_wide_reads=inf):
+        c = planner.product(a, b, precision="native")  # entries too small to pay for staging: one launch
+    assert shapes == [(3, 40, 47)]
     assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
 
 

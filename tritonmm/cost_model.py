@@ -8,7 +8,11 @@ Hopper's shared memory), so a product takes
     waves x (BM x BN x padded K x rate + tile cost)        (rate, tile cost: RATES)
 
 per launch: the first term is the tile's multiply-adds at that config's measured rate, the second what a
-tile costs besides (filling the pipeline, the epilogue). Wave quantization is most of what the rates
+tile costs besides (filling the pipeline, the epilogue). A tile takes at least its store of C: its bytes at
+the share of HBM bandwidth one SM gets while all of them store, plus a fixed cost (HBM_EFFICIENCY,
+STORE_TILE_US). Where K is short (below about 150 on 128 x 256 bf16 tiles) the store sets the time; without
+it the rates alone, fitted where the multiply-adds set it, predicted 64 x 128 tiles at 245 us for
+32x(3968x3968x128), which ran them in 493 against 392 on 128 x 256 (design.md: store-term). Wave quantization is most of what the rates
 alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of 128x128 ones (measured 18.9 against
 23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
 (config_space.tail_config): TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where
@@ -44,6 +48,11 @@ RATES = {
     },
 }
 POINTER = {"sm90": (2.31, 0.86, 1.44)}  # alpha, beta, gamma (module docstring), fitted with RATES
+# The store term (module docstring): the share of the device's HBM bandwidth (memory clock x bus width) a store
+# stream reaches, and a tile's fixed cost besides its bytes; fitted to 32x(3968x3968x128) on 64x128 and 128x256
+# tiles (1.06 and 3.24 us a tile; H100, 2026-11-27; design.md: store-term).
+HBM_EFFICIENCY = {"sm90": 0.90}
+STORE_TILE_US = {"sm90": 0.33}
 TAIL_COST = {"sm90": 1.11}  # a TAIL config's two launches against their tiles' predicted time
 MIN_ROWS = 128  # products of fewer rows stream the weight: bandwidth, not waves (module docstring)
 
@@ -66,29 +75,36 @@ def _rate(arch: str, path: str, cfg_key: tuple):
     return alpha * rate[0], beta * rate[1] + gamma
 
 
-def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int):
+def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int, hbm_bytes_per_s=None,
+            out_bytes: int = 2):
     """The predicted time of a product of Z x (M x N x K) under cfg on path ('tma' or 'pointer'), in
-    microseconds; None for a split-K config, or where a config it launches was not measured."""
+    microseconds; None for a split-K config, or where a config it launches was not measured. With the device's
+    HBM bandwidth (DeviceFacts.hbm_bytes_per_s), a tile takes at least its store of C (out_bytes an element)."""
     bm, bn, bk, group, warps, stages, split, tail = config_space.as_list(cfg)
     rate = _rate(arch, path, (bm, bn, bk, group, warps, stages))
     if rate is None:
         return None
+    store_us = 0.0
+    if hbm_bytes_per_s:  # every SM storing at once gets 1/num_sms of the bandwidth
+        store_us = bm * bn * out_bytes * num_sms / (hbm_bytes_per_s * HBM_EFFICIENCY[arch]) * 1e6 + STORE_TILE_US[arch]
 
     def launch_us(rows, k):  # the waves of one launch over rows of the product
         tiles = cdiv(rows, bm) * cdiv(N, bn) * Z
-        return cdiv(tiles, num_sms) * (bm * bn * cdiv(k, bk) * bk * 1e-6 * rate[0] + rate[1])
+        return cdiv(tiles, num_sms) * max(bm * bn * cdiv(k, bk) * bk * 1e-6 * rate[0] + rate[1], store_us)
 
     if split > 1:  # not modeled (module docstring)
         return None
     rows = config_space.tail_rows(M, N, bm, bn, num_sms) if tail else 0
     if not rows:
         return launch_us(M, K)
-    rest = time_us(config_space.tail_config(M - rows, N, num_sms), arch, path, M - rows, N, K, Z, num_sms)
+    rest = time_us(config_space.tail_config(M - rows, N, num_sms), arch, path, M - rows, N, K, Z, num_sms,
+                   hbm_bytes_per_s, out_bytes)
     return None if rest is None else (launch_us(rows, K) + rest) * TAIL_COST[arch]
 
 
-def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int):
-    """The candidate of least predicted time, or None where the model predicts none of them."""
+def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int, hbm_bytes_per_s=None,
+         out_bytes: int = 2):
+    """The candidate of least predicted time (time_us), or None where the model predicts none of them."""
     timed = [(t, i) for i, c in enumerate(candidates)
-             if (t := time_us(c, arch, path, M, N, K, Z, num_sms)) is not None]
+             if (t := time_us(c, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)) is not None]
     return candidates[min(timed)[1]] if timed else None

@@ -3,7 +3,34 @@ runs with until the tuner has timed its shape (tuning.py), so a new shape's firs
 (design.md: no-tuning-stall)."""
 import triton
 
-from . import config_space
+from . import config_space, cost_model, layout
+from .layout import hint
+
+
+def for_product(plan) -> triton.Config:
+    """The default config of a planned product (product.Product): the one-row kernel's where it serves, else the
+    cost model's pick among the tuner's candidates where the model covers the product (cost_model.covers), else
+    the rule-based heuristic below."""
+    facts = plan.facts
+    one = one_row(hint(plan.M), hint(plan.N), hint(plan.Z), facts.num_sms, plan.b_k_contiguous)
+    if one is not None:
+        return one
+    # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
+    narrow = (False, False) if plan.path == "tma" or plan.traced else \
+        tuple(layout.read_width(t) < 16 and t.element_size() == 2 for t in (plan.a, plan.b))
+    family = config_space.family(plan.dtype, plan.precision, plan.presplit)
+    M, N, K, Z = hint(plan.M), hint(plan.N), hint(plan.K), hint(plan.Z)
+    if cost_model.covers(facts.arch, family, M, N, Z, facts.num_sms, any(narrow)):
+        # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
+        # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).
+        ranked = [c for c in plan.candidates() if not config_space.tuned_tma_only(c)]
+        modeled = cost_model.pick(ranked, facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
+                                  plan.out.element_size())
+        if modeled is not None:
+            return modeled
+    return heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
+                     facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
+                     plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow)
 
 
 def one_row(M, N, Z, num_sms, k_contiguous: bool):

@@ -24,6 +24,7 @@ class DeviceFacts(NamedTuple):
     fp8: bool = False  # FP8 tensor cores (sm_89+)
     l2_bytes: int = 50 * 2 ** 20
     capability: tuple = (9, 0)
+    hbm_bytes_per_s: float | None = None  # memory clock x bus width x 2 (DDR); None where not known
 
     @property
     def arch(self) -> str:
@@ -49,12 +50,20 @@ def _facts(device_type: str, idx: int) -> DeviceFacts:
     smem = triton.runtime.driver.active.utils.get_device_properties(idx)["max_shared_mem"]
     capability = (props.major, props.minor)
     return DeviceFacts(props.name, props.multi_processor_count, smem, capability >= (9, 0), capability >= (8, 9),
-                       int(getattr(props, "L2_cache_size", 0)) or DeviceFacts._field_defaults["l2_bytes"], capability)
+                       int(getattr(props, "L2_cache_size", 0)) or DeviceFacts._field_defaults["l2_bytes"], capability,
+                       hbm_bytes_per_s(props))
+
+
+def hbm_bytes_per_s(props):
+    """The device memory's bandwidth from its clock (kHz) and bus width (bits), two transfers a clock; None where
+    torch does not report them."""
+    clock_khz, bus_bits = getattr(props, "memory_clock_rate", 0), getattr(props, "memory_bus_width", 0)
+    return 2 * clock_khz * 1e3 * bus_bits / 8 if clock_khz and bus_bits else None
 
 
 def facts(device: torch.device) -> DeviceFacts:
-    """Name, SM count, shared memory per block, TMA and FP8 support, L2 size and capability of one
-    device (cached per device)."""
+    """Name, SM count, shared memory per block, TMA and FP8 support, L2 size, capability and memory bandwidth of
+    one device (cached per device)."""
     return _facts(device.type, 0 if device.type == "cpu" else index(device))
 
 

@@ -18,26 +18,34 @@ def hint(n) -> int:
 
 def tma_source(t: torch.Tensor):
     """(matrix whose last dim is contiguous, whether it is t transposed), or None when TMA
-    cannot read t: it needs a 16-byte aligned base and 16-byte aligned row strides."""
+    cannot read t: it needs a 16-byte aligned base and 16-byte aligned row strides. A batch (3-D t)
+    gives a 3-D source, its entries 16-byte aligned apart too, or, where one entry serves them all
+    (a batch stride of 0, or one entry), that entry's 2-D source."""
     size = t.element_size()
     if t.data_ptr() % 16:
         return None
-    if t.stride(1) == 1 and t.stride(0) * size % 16 == 0:
+    if t.dim() == 3:
+        if t.shape[0] == 1 or t.stride(0) == 0:
+            return tma_source(t[0])
+        if t.stride(0) * size % 16:
+            return None
+    if t.stride(-1) == 1 and t.stride(-2) * size % 16 == 0:
         return t, False
-    if t.stride(0) == 1 and t.stride(1) * size % 16 == 0:
-        return t.T, True
+    if t.stride(-2) == 1 and t.stride(-1) * size % 16 == 0:
+        return t.transpose(-1, -2), True
     return None
 
 
 def row_bytes(source: torch.Tensor) -> int:
     """Bytes between the rows of a TMA source (tma_source's matrix, last dim contiguous)."""
-    return source.stride(0) * source.element_size()
+    return source.stride(-2) * source.element_size()
 
 
 def c_descriptor(c: torch.Tensor) -> bool:
     """Whether the TMA kernel stores c through a tensor descriptor: row-major (the kernel's store) with
-    16-byte aligned rows; else through pointers (kernels/gemm_tma.py, C_DESC)."""
-    return tma_source(c) is not None and c.stride(1) == 1
+    16-byte aligned rows; else through pointers (kernels/gemm_tma.py, C_DESC). A batch's C, as 3-D."""
+    source = tma_source(c)
+    return source is not None and not source[1] and source[0].dim() == c.dim()
 
 
 def copy_bytes(t: torch.Tensor) -> int:

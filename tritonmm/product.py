@@ -6,7 +6,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
+from . import cache, config_space, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
 from .config_space import cdiv
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import gemm_tma_kernel
@@ -118,13 +118,18 @@ class Product:
         kernel, or on staged operands (_pointer_stagers)."""
         if self.captured or self.path != "pointer":
             return False
+        if self.batched:
+            return not self.traced and rules.batched_tma(self.facts, *self.given, captured=True)
         return (self._tma_candidate() and rules.tma_path(self.facts, self.M, self.N, self.K, self._staged_bytes(),
                                                    captured=True, read_bytes=self._read_bytes())) or \
             (not any(self.stagers) and any(self._pointer_stagers(captured=True)))
 
     def _tma_candidate(self) -> bool:
-        """TMA serves unbatched products of real tensors on Hopper (the size rule: tma_path)."""
-        return self.facts.tma and not self.batched and not self.traced
+        """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it
+        can take the batch in one launch (rules.batched_tma)."""
+        if self.batched:
+            return not self.traced and rules.batched_tma(self.facts, *self.given, self.captured)
+        return self.facts.tma and not self.traced
 
     def _try_tma(self):
         """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
@@ -132,6 +137,10 @@ class Product:
         pointers. Staged buffers live for the call: memory of up to A and B again (tf32x3's split
         operands: twice A and B), each row padded to staging.ROW_PAD_BYTES."""
         a, b, c = self.a, self.b, self.out
+        if self.batched:  # rules.batched_tma has read the batch as it is: nothing is copied
+            self.graph_only = self.captured and not rules.batched_tma(self.facts, *self.given, False)
+            self._use_tma(a, b, c)
+            return
         sources = [layout.tma_source(t) for t in (a, b)]
         staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
         if not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured, read_bytes):
@@ -145,19 +154,26 @@ class Product:
                   else None for i, (source, old) in enumerate(zip(sources, self.stagers))]
         a, b = staging.stage(copies, a, b)
         self.stagers = [new or old for new, old in zip(copies, self.stagers)]
+        self._use_tma(a, b, c)
+
+    def _use_tma(self, a, b, c):
+        """The TMA path over operands TMA reads as they are."""
         self.a, self.b = a, b
-        (_, a_t), (_, b_t) = layout.tma_source(a), layout.tma_source(b)
+        (a_src, a_t), (b_src, b_t) = layout.tma_source(a), layout.tma_source(b)
         self.path, self.kernel = "tma", gemm_tma_kernel
-        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
+        self.constants.update(A_TRANS=a_t, B_TRANS=b_t, BATCH_A=a_src.dim() == 3, BATCH_B=b_src.dim() == 3,
+                              BATCH_C=self.batched, NUM_SMS=self.facts.num_sms, PRESPLIT=self.presplit,
                               C_DESC=layout.c_descriptor(c), SPLIT_K=1, SHIFT=self.th.tma_shift)
         self.args = self._tma_args(a, b, c, self.bias, *self.scales)
 
     def _tma_args(self, a, b, c, bias, scale_a, scale_b) -> tuple:
-        """The TMA kernel's arguments for C = A @ B (C's rows: M). Placeholder descriptor blocks;
-        fit_descriptors sets each config's tile before launch."""
-        descs = [TensorDescriptor.from_tensor(layout.tma_source(t)[0], [16, 16]) for t in (a, b)]
-        c_arg = TensorDescriptor.from_tensor(c, [16, 16]) if self.constants["C_DESC"] else c
-        return (*descs, c_arg, bias, scale_a, scale_b, c.shape[0], self.N, self.K, *self.bias_strides, *c.stride())
+        """The TMA kernel's arguments for C = A @ B (C's rows: M; a batch's: its entries'). Placeholder descriptor
+        blocks; fit_descriptors sets each config's tile before launch."""
+        descs = [TensorDescriptor.from_tensor(src, [16] * src.dim()) for src, _ in map(layout.tma_source, (a, b))]
+        c_arg = TensorDescriptor.from_tensor(c, [16] * c.dim()) if self.constants["C_DESC"] else c
+        strides = c.stride() if self.batched else (0, *c.stride())
+        return (*descs, c_arg, bias, scale_a, scale_b, c.shape[-2], self.N, self.K, self.Z, *self.bias_strides,
+                *strides)
 
     @property
     def staged(self) -> bool:
@@ -185,12 +201,12 @@ class Product:
     def grid(self, meta, split: int = 1, rows=None):
         """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
         tiles = cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * cdiv(self.N, meta["BLOCK_N"])
-        return (min(tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
+        return (min(self.Z * tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
     def tail_rows(self, cfg: triton.Config) -> int:
         """Where cfg asks for a wave-tail split (config_space.tail_rows) and this product can take
         one (the TMA path, operands not split into TF32 parts): the rows the first launch covers; else 0."""
-        if not config_space.tail(cfg) or self.path != "tma" or self.presplit:
+        if not config_space.tail(cfg) or self.path != "tma" or self.presplit or self.batched:
             return 0
         return config_space.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
 
@@ -235,7 +251,7 @@ class Product:
         plain = {k: "none" for k in self._epilogue()}
         if self.path == "tma":  # the slices' units, then the sum; the workspace is stored through pointers
             first = (gemm_tma_kernel, self.grid(tile, split),
-                     (a3, b3, ws, None, None, None, self.M, self.N, self.K, 0, 0, self.N, 1),
+                     (a3, b3, ws, None, None, None, self.M, self.N, self.K, 1, 0, 0, 0, self.N, 1),
                      dict(self.constants, **tile, **plain, SPLIT_K=split, C_DESC=False), options)
         else:
             first = (gemm_kernel, self.grid(tile, split),
@@ -288,7 +304,7 @@ class Product:
                                   self.out.element_size())
 
     @property
-    def _b_k_contiguous(self) -> bool:
+    def b_k_contiguous(self) -> bool:
         """Whether the caller's B (which the one-row kernel reads, not a staged copy) runs along K
         (x @ W.T: a weight's rows), the one-row kernel's best case."""
         return self.given[1].stride(-2) == 1
@@ -303,7 +319,7 @@ class Product:
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
         kept += self.prune(config_space.narrow(family, hint(self.M), hint(self.N), self.facts.num_sms))[0]
         if self.path == "tma":
-            if family == "16bit":  # split TF32 operands are float32: never this family
+            if family == "16bit" and not self.batched:  # split TF32 operands are float32: never this family
                 kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
             if self.can_split:
                 kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, self.facts.num_sms)
@@ -311,32 +327,13 @@ class Product:
             return kept + self.prune(config_space.short(family, hint(self.M)))[0]
         if self.can_split:
             kept = config_space.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
-        if hint(self.M) == 1 and self._b_k_contiguous:
+        if hint(self.M) == 1 and self.b_k_contiguous:
             kept += self.prune(config_space.gemv_space())[0]
         return kept
 
     def heuristic(self) -> triton.Config:
-        """The default config (default_config.py): what this product runs with until its shape is tuned."""
-        one_row = default_config.one_row(hint(self.M), hint(self.N), hint(self.Z), self.facts.num_sms,
-                                         self._b_k_contiguous)
-        if one_row is not None:
-            return one_row
-        # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
-        narrow = (False, False) if self.path == "tma" or self.traced else \
-            tuple(layout.read_width(t) < 16 and t.element_size() == 2 for t in (self.a, self.b))
-        family = config_space.family(self.dtype, self.precision, self.presplit)
-        M, N, K, Z = hint(self.M), hint(self.N), hint(self.K), hint(self.Z)
-        if cost_model.covers(self.facts.arch, family, M, N, Z, self.facts.num_sms, any(narrow)):
-            # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
-            # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).
-            ranked = [c for c in self.candidates() if not config_space.tuned_tma_only(c)]
-            modeled = cost_model.pick(ranked, self.facts.arch, self.path, M, N, K, Z, self.facts.num_sms)
-            if modeled is not None:
-                return modeled
-        return default_config.heuristic(M, N, K, self.dtype, self.precision, max(1, self.facts.num_sms // Z),
-                                        self.operand_bytes, self.facts.smem_bytes, self.path == "tma",
-                                        self.constants["BIAS"] == "matrix", self.can_split and self.path == "pointer",
-                                        self.out.element_size(), self.presplit, narrow)
+        """The default config (default_config.for_product): what this product runs with until its shape is tuned."""
+        return default_config.for_product(self)
 
     @property
     def tuning_key(self) -> tuple:

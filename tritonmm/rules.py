@@ -11,6 +11,7 @@ in docs/design.md.
                      opaque-operator)
     realign          whether a TMA operand whose rows are not 128-byte aligned is copied into aligned ones
                      (design.md: row-realign)
+    batched_tma      whether a batch of products runs on the TMA kernel in one launch (design.md: batched-tma)
     batch_slices     whether a batch of products runs as one unbatched product per entry (design.md:
                      batched-slices)
 """
@@ -102,13 +103,28 @@ def runs_opaque(a, b) -> bool:
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
 
 
+def batched_tma(facts, a, b, captured: bool) -> bool:
+    """Whether a batch of 16-bit products (a (Z, M, K) @ b (Z, K, N)) runs on the TMA kernel in one launch: TMA
+    reads both operands as they are (layout.tma_source: 3-D, or an entry broadcast) and the batch, as the rows of
+    all its entries, is what tma_path sends there, each entry of more than one row."""
+    Z, M, K = (layout.hint(n) for n in a.shape)
+    N = layout.hint(b.shape[-1])
+    if not (facts.tma and thresholds.for_device(facts).batched_tma and a.element_size() == 2 and
+            M >= thresholds.for_device(facts).tma_min_rows):
+        return False
+    if layout.tma_source(a) is None or layout.tma_source(b) is None:
+        return False
+    return tma_path(facts, Z * M, N, K, 0, captured)
+
+
 def batch_slices(facts, a, b, captured: bool) -> bool:
     """Whether a batched product (a (Z, M, K) @ b (Z, K, N)) runs as Z unbatched products, each on the TMA
     kernel, rather than as one launch of the batched pointer kernel: where every entry alone is large enough
     for the TMA path (tma_path, with the staging its rows would need), so that the batch's launches cost little
-    beside its kernels. Real tensors only (a traced product keeps one launch)."""
+    beside its kernels, and the batch is not one the TMA kernel takes whole (batched_tma). Real tensors only (a
+    traced product keeps one launch)."""
     Z, M, K = (layout.hint(n) for n in a.shape)
     N = layout.hint(b.shape[-1])
-    if Z < 2 or not facts.tma:
+    if Z < 2 or not facts.tma or batched_tma(facts, a, b, captured):
         return False
     return tma_path(facts, M, N, K, layout.tma_copy_bytes(a[0], b[0]), captured, layout.narrowest_read(a[0], b[0]))

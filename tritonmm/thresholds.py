@@ -49,6 +49,8 @@ class Thresholds(NamedTuple):
     tma_min_rows: int = 2
     # The TMA kernel's last tiles move back inside C (design.md: tma-shift).
     tma_shift: bool = True
+    # Batches TMA can read as they are run on the TMA kernel in one launch (design.md: batched-tma).
+    batched_tma: bool = True
     # Programmatic dependent launch on Hopper (design.md: pdl).
     pdl: bool = True
     # copy_kernel's tiles (design.md: copy-tiles).

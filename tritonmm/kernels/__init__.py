@@ -8,7 +8,8 @@ issues tensor-core instructions.
 * ``gemv.gemv_kernel``: one row of C a program's block of columns, on the FMA units: decode
   products (one row of A), which stream the weight and have no tile to reuse.
 * ``split_k.split_k_reduce_kernel``: split-K's second pass, the slices added in a fixed order.
-* ``gemm_tma.gemm_tma_kernel``: TMA tensor descriptors, persistent, operands of 16-byte aligned rows.
+* ``gemm_tma.gemm_tma_kernel``: TMA tensor descriptors, persistent, operands of 16-byte aligned rows; a
+  batch in one launch over 3-D descriptors.
 * ``copy.copy_kernel``: a tiled strided copy (operands staged for TMA: K-major copies, aligned rows).
 * ``tiles``: what the programs share: the tile order and the fused epilogue.
 """

@@ -21,6 +21,12 @@ computed again from the same operands in the same order, bit for bit the same (t
 stored through pointers stores each element once, a C stored through its
 descriptor stores them twice, the same bits.
 
+BATCH_C: a batch of Z products, C (Z, M, N); the units walk the entries' tiles entry by entry. A and B
+each come as a 3-D descriptor over their entries (BATCH_A, BATCH_B), whose loads TMA clips at each entry's
+edges, or as a 2-D one where a batch stride of 0 broadcasts the operand; C as a 3-D descriptor, or through
+pointers with its batch stride stride_cz. One launch for the batch, where the pointer kernel reads the
+entries through masked loads and slicing the batch costs a launch an entry (design.md: batched-tma).
+
 SPLIT_K > 1: each tile runs as SPLIT_K units, one contiguous slice of its K steps each, and a unit
 stores its fp32 partial sums, without the epilogue, through pointers into rows [split * M, split * M + M)
 of c, the contiguous (SPLIT_K, M, N) workspace that kernels/split_k.py then adds up in slice order with the
@@ -49,9 +55,11 @@ from .tiles import epilogue, let_next_kernel_start, tile_coords, wait_for_previo
 
 @triton.jit
 def gemm_tma_kernel(
-    a_desc, b_desc, c, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, stride_bias_m, stride_bias_n, stride_cm, stride_cn,
+    a_desc, b_desc, c, bias_ptr, scale_a_ptr, scale_b_ptr, M, N, K, Z, stride_bias_m, stride_bias_n,
+    stride_cz, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
+    A_TRANS: tl.constexpr, B_TRANS: tl.constexpr, BATCH_A: tl.constexpr, BATCH_B: tl.constexpr,
+    BATCH_C: tl.constexpr, BIAS: tl.constexpr, ACTIVATION: tl.constexpr,
     SCALE_A: tl.constexpr, SCALE_B: tl.constexpr,
     INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, NUM_SMS: tl.constexpr, PRESPLIT: tl.constexpr,
     C_DESC: tl.constexpr, SPLIT_K: tl.constexpr, SHIFT: tl.constexpr, PDL: tl.constexpr,
@@ -68,7 +76,8 @@ def gemm_tma_kernel(
     last_m = tl.cdiv(tl.maximum(M - BLOCK_M, 0), 16) * 16
     last_n = tl.cdiv(tl.maximum(N - BLOCK_N, 0), 16) * 16
     # flatten=True lets the pipeliner prefetch the next tile's first K steps during this epilogue.
-    for unit in tl.range(tl.program_id(0), tiles * SPLIT_K, NUM_SMS, flatten=True):
+    for unit in tl.range(tl.program_id(0), tiles * SPLIT_K * Z, NUM_SMS, flatten=True):
+        z = 0
         if SPLIT_K > 1:
             # Slice-major: the units that run at once are neighbouring tiles at the same K, which
             # share their A and B tiles in L2 as whole tiles do (module docstring).
@@ -78,7 +87,11 @@ def gemm_tma_kernel(
             last = tl.minimum(first + steps, k_tiles)
         else:
             split = 0
-            pid_m, pid_n = tile_coords(unit, num_pid_m, num_pid_n, GROUP_M)
+            if BATCH_C:  # entry-major: the units that run at once are neighbouring tiles of one entry
+                z = unit // tiles
+                pid_m, pid_n = tile_coords(unit % tiles, num_pid_m, num_pid_n, GROUP_M)
+            else:
+                pid_m, pid_n = tile_coords(unit, num_pid_m, num_pid_n, GROUP_M)
             first = 0
             last = k_tiles
         off_m = pid_m * BLOCK_M
@@ -101,8 +114,8 @@ def gemm_tma_kernel(
         else:
             for ki in range(first, last):
                 off_k = ki * BLOCK_K
-                a = a_desc.load([off_k, off_m]).T if A_TRANS else a_desc.load([off_m, off_k])
-                b = b_desc.load([off_n, off_k]).T if B_TRANS else b_desc.load([off_k, off_n])
+                a = load_tile(a_desc, z, off_m, off_k, BLOCK_M, BLOCK_K, A_TRANS, BATCH_A)
+                b = load_tile(b_desc, z, off_k, off_n, BLOCK_K, BLOCK_N, B_TRANS, BATCH_B)
                 if UPCAST:
                     a, b = a.to(tl.float32), b.to(tl.float32)
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
@@ -115,21 +128,49 @@ def gemm_tma_kernel(
                            stride_bias_n, BIAS, ACTIVATION, SCALE_A, SCALE_B)
         if C_DESC:
             left, right = acc.reshape(BLOCK_M, 2, BLOCK_N // 2).permute(0, 2, 1).split()
-            c.store([off_m, off_n], left.to(c.dtype))
-            c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
+            if BATCH_C:
+                c.store([z, off_m, off_n], left.to(c.dtype).reshape(1, BLOCK_M, BLOCK_N // 2))
+                c.store([z, off_m, off_n + BLOCK_N // 2], right.to(c.dtype).reshape(1, BLOCK_M, BLOCK_N // 2))
+            else:
+                c.store([off_m, off_n], left.to(c.dtype))
+                c.store([off_m, off_n + BLOCK_N // 2], right.to(c.dtype))
         else:
             mask = (offs_m[:, None] >= first_m) & (offs_m[:, None] < M) & (offs_n[None, :] >= first_n) & \
                 (offs_n[None, :] < N)
             c_ptrs = c + (split * M + offs_m)[:, None].to(tl.int64) * stride_cm + \
                 offs_n[None, :].to(tl.int64) * stride_cn
+            if BATCH_C:
+                c_ptrs += z.to(tl.int64) * stride_cz
             tl.store(c_ptrs, acc.to(c.dtype.element_ty), mask=mask)
     let_next_kernel_start(PDL)
 
 
+@triton.jit
+def load_tile(desc, z, row, col, ROWS: tl.constexpr, COLS: tl.constexpr, TRANS: tl.constexpr, BATCH: tl.constexpr):
+    """The ROWS x COLS tile of an operand at (row, col). TRANS: desc covers the operand's transpose (a
+    transposed view's contiguous matrix), whose COLS x ROWS tile is loaded and transposed back. BATCH: desc is
+    3-D, (entries, rows, columns), and the tile is entry z's: TMA clips each entry at its own edges."""
+    if TRANS:
+        if BATCH:
+            tile = desc.load([z, col, row]).reshape(COLS, ROWS).T
+        else:
+            tile = desc.load([col, row]).T
+    else:
+        if BATCH:
+            tile = desc.load([z, row, col]).reshape(ROWS, COLS)
+        else:
+            tile = desc.load([row, col])
+    return tile
+
+
 def fit_descriptors(nargs: dict) -> None:
-    """Sets each descriptor's block to the config's tile, before each launch (launch.launch_step)."""
+    """Sets each descriptor's block to the config's tile, before each launch (launch.launch_step); a 3-D
+    descriptor (a batch's) one entry deep."""
     BM, BN, BK = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
-    nargs["a_desc"].block_shape = [BK, BM] if nargs["A_TRANS"] else [BM, BK]
-    nargs["b_desc"].block_shape = [BN, BK] if nargs["B_TRANS"] else [BK, BN]
+    blocks = [("a_desc", [BK, BM] if nargs["A_TRANS"] else [BM, BK]),
+              ("b_desc", [BN, BK] if nargs["B_TRANS"] else [BK, BN])]
     if nargs["C_DESC"]:
-        nargs["c"].block_shape = [BM, BN // 2]  # the kernel stores C in two halves
+        blocks.append(("c", [BM, BN // 2]))  # the kernel stores C in two halves
+    for name, block in blocks:
+        desc = nargs[name]
+        desc.block_shape = [1, *block] if len(desc.shape) == 3 else block
