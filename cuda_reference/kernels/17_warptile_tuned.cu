@@ -28,7 +28,7 @@
 //    row: the operand reuse cache then holds one of the three sources more often, and the FFMAs wait
 //    less on register-bank conflicts (Nsight Compute's "dispatch" stalls were 2-4x cuBLAS's). The
 //    results are bit for bit the same (each sum still runs over k in order). 128x256x16: 0.890 ->
-//    0.905x SGEMM at 4096^3, 0.895 -> 0.913x at 8192^3; the _g8 variant lost (0.889 -> 0.838);
+//    0.905x SGEMM at 4096^3, 0.895 -> 0.913x at 8192^3; 128x256x8_g8 lost (0.889 -> 0.838);
 //    j-outer order lost everywhere (0.77-0.81x; H100, 2026-11-27; design.md: ladder-fp32-schedule).
 // Unchanged from step 8: each slice is fetched from global memory into registers while the
 // previous one is multiplied, two shared-memory buffers, one __syncthreads per slice, float4
