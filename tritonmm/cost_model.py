@@ -12,9 +12,9 @@ tile costs besides (filling the pipeline, the epilogue). A tile takes at least i
 the share of HBM bandwidth one SM gets while all of them store, plus a fixed cost (HBM_EFFICIENCY,
 STORE_TILE_US). Where K is short (below about 150 on 128 x 256 bf16 tiles) the store sets the time; without
 it the rates alone, fitted where the multiply-adds set it, predicted 64 x 128 tiles at 245 us for
-32x(3968x3968x128), which ran them in 493 against 392 on 128 x 256 (design.md: store-term). Wave quantization is most of what the rates
-alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of 128x128 ones (measured 18.9 against
-23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
+32x(3968x3968x128), which ran them in 493 against 392 on 128 x 256 (design.md: store-term). Wave
+quantization is most of what the rates alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of
+128x128 ones (measured 18.9 against 23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
 (config_space.tail_config): TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where
 64 x 64 tiles fill the SMs whole K slices do too, and the one split the model picked on a fresh draw lost
 (848^3: 128x128 in two slices 10.5 us, 64x128 whole 6.2; design.md: default-config-model).
