@@ -109,8 +109,8 @@ def batched_tma(facts, a, b, captured: bool) -> bool:
     all its entries, is what tma_path sends there, each entry of more than one row."""
     Z, M, K = (layout.hint(n) for n in a.shape)
     N = layout.hint(b.shape[-1])
-    if not (facts.tma and thresholds.for_device(facts).batched_tma and a.element_size() == 2 and
-            M >= thresholds.for_device(facts).tma_min_rows):
+    th = thresholds.for_device(facts)
+    if not (facts.tma and th.batched_tma and a.element_size() == 2 and M >= th.tma_min_rows):
         return False
     if layout.tma_source(a) is None or layout.tma_source(b) is None:
         return False
