@@ -116,6 +116,16 @@ def test_arguments_are_checked_before_any_gpu_work():
         assert not torch.cuda.is_initialized()
 
 
+def test_empty_operands_pass_the_layout_checks():
+    """torch gives an empty (16, 0) or (0, 8) tensor strides (1, 1): no rows to address, so no layout is refused
+    (the device returns zeros or an empty result without a launch: test_gpu_allocates_out_and_handles_empty_products)."""
+    for a, b in (((16, 0), (0, 8)), ((0, 16), (16, 8)), ((16, 16), (16, 0))):
+        a, b = torch.randn(*a).to(torch.bfloat16), torch.randn(*b).to(torch.bfloat16)
+        gluon_gemm._check(a, b, None)
+    with pytest.raises(ValueError, match="row-major"):  # a non-empty column-major a is still refused
+        gluon_gemm._check(torch.randn(16, 24).to(torch.bfloat16).T, torch.randn(16, 8).to(torch.bfloat16), None)
+
+
 def test_shared_memory_budget_gives_the_designed_stages():
     assert {name: gluon_gemm.stages(name) for name in gluon_gemm.SCHEDULES} == {
         "cooperative": 4, "cooperative-s3": 3, "pingpong": 5, "cluster": 4}

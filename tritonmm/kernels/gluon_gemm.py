@@ -315,10 +315,11 @@ def _check(a, b, out) -> bool:
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; b must be "
                          f"({K}, N)")
     # Rows as TMA addresses them: unit stride along them, and 16-byte aligned row strides (8 16-bit elements).
-    if a.stride(1) != 1 or (a.stride(0) != K and M > 1):
+    # An empty operand has no rows to address (torch gives a (16, 0) tensor strides (1, 1)): any strides do.
+    if a.numel() and (a.stride(1) != 1 or (a.stride(0) != K and M > 1)):
         raise ValueError(f"a must be row-major (contiguous), got strides {a.stride()}; pass a.contiguous()")
     b_kmajor = b.stride(0) == 1 and (b.stride(1) == K or N == 1) and not (b.stride(1) == 1 and b.stride(0) == N)
-    if not b_kmajor and (b.stride(1) != 1 or (b.stride(0) != N and K > 1)):
+    if b.numel() and not b_kmajor and (b.stride(1) != 1 or (b.stride(0) != N and K > 1)):
         raise ValueError(f"b must be row-major K x N or the transposed view w.T of a row-major N x K w, got strides "
                          f"{b.stride()}; pass b.contiguous()")
     for dim, size, rows in (("K", K, "a's rows"), ("N", N, "the output's rows")):
