@@ -21,6 +21,7 @@ import json
 import statistics
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -61,7 +62,7 @@ def measure(shape: sweep.Shape, dtype: torch.dtype) -> dict:
 
 # Files written before the JSON recorded the device's memory bandwidth were all timed on H100 80GB HBM3s, whose
 # torch.cuda.get_device_properties report a 2619 MHz memory clock and a 5120-bit bus (device.hbm_bytes_per_s).
-H100_HBM_BYTES_PER_S = 2 * 2619e6 * 5120 / 8
+H100_HBM_BYTES_PER_S = device.hbm_bytes_per_s(SimpleNamespace(memory_clock_rate=2619000, memory_bus_width=5120))
 
 
 def _rows(paths) -> list:
@@ -204,6 +205,7 @@ def main(argv=None) -> int:
         print("bench.regret times kernels on a CUDA GPU: none here.", file=sys.stderr)
         return 1
     dtype = sweep.DTYPES[args.dtype]
+    facts = device.facts(torch.device("cuda"))
     rows = []
     for i, shape in enumerate(sweep.draw(args.draw, args.seed)):
         rows.append(measure(shape, dtype))
@@ -215,8 +217,7 @@ def main(argv=None) -> int:
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
             (out / f"regret_{args.dtype}_seed{args.seed}.json").write_text(json.dumps(
-                dict(gpu=torch.cuda.get_device_name(), num_sms=device.facts(torch.device("cuda")).num_sms,
-                     hbm_bytes_per_s=device.facts(torch.device("cuda")).hbm_bytes_per_s,
+                dict(gpu=torch.cuda.get_device_name(), num_sms=facts.num_sms, hbm_bytes_per_s=facts.hbm_bytes_per_s,
                      torch=torch.__version__, dtype=args.dtype, seed=args.seed, geomean=geo, rows=rows), indent=0))
     worst = sorted(rows, key=lambda r: -r["regret"])[:5]
     print(tabulate([[r["shape"], r["layout"], r["kind"], r["path"], r["default"], r["best"], f"{r['regret']:.3f}"]
