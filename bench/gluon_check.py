@@ -84,10 +84,10 @@ def timed(schedule: str, shapes, layout: str, rounds: int):
 def child(args):
     """One schedule, in this process: resources of its compiled kernels, correctness, then timing; a JSON line
     a result, flushed as it comes, for the parent to read even if a later launch hangs."""
-    from tritonmm.kernels import gluon_gemm
+    from tritonmm.kernels import gluon_build
     for dtype in DTYPES:
         try:
-            info = gluon_gemm.resources(gluon_gemm.compile_sm90(dtype, args.layout == "NT", args.schedule))
+            info = gluon_build.resources(gluon_build.compile_sm90(dtype, args.layout == "NT", args.schedule))
         except Exception as e:  # noqa: BLE001 (the report only informs: the checks below still run)
             print(json.dumps(dict(kind="note", schedule=args.schedule, text=f"resources: {e!r}"[:300])), flush=True)
             continue

@@ -33,7 +33,7 @@ def test_older_triton_is_refused_with_a_reason():
     result = _run_python("""
         import sys, torch, triton
         triton.__version__ = "3.7.1"
-        from tritonmm.kernels import gluon_gemm
+        from tritonmm.kernels import gluon_build, gluon_gemm
         ok, reason = gluon_gemm.available()
         assert not ok and "3.7.1" in reason and "3.8" in reason, reason
         assert "triton.experimental.gluon" not in sys.modules  # the gate comes before any import of Gluon
@@ -41,7 +41,7 @@ def test_older_triton_is_refused_with_a_reason():
                 (lambda: gluon_gemm.matmul(torch.ones(4, 8), torch.ones(8, 8)), TypeError, "torch.bfloat16"),
                 (lambda: gluon_gemm.matmul(torch.ones(4, 12, dtype=torch.bfloat16), torch.ones(12, 8,
                                            dtype=torch.bfloat16)), ValueError, "K = 12"),
-                (gluon_gemm.compile_sm90, RuntimeError, "3.8")]:
+                (gluon_build.compile_sm90, RuntimeError, "3.8")]:
             try:
                 call()
                 raise AssertionError("no error")
@@ -137,14 +137,14 @@ def test_compiles_for_sm90a_without_a_gpu(tmp_path):
     nothing spilled, the loader down to 24 registers, wgmma issued, and the cluster's B multicast."""
     result = _run_python("""
         import json
-        from tritonmm.kernels import gluon_gemm
+        from tritonmm.kernels import gluon_build, gluon_gemm
         cases = [(s, "bf16", k) for s in gluon_gemm.SCHEDULES for k in (False, True)] + [("cooperative", "fp16", False)]
         report = {}
         for schedule, dtype, b_kmajor in cases:
-            kernel = gluon_gemm.compile_sm90(dtype, b_kmajor, schedule)
+            kernel = gluon_build.compile_sm90(dtype, b_kmajor, schedule)
             ptx = kernel.asm["ptx"]
             report[f"{schedule} {dtype} {'NT' if b_kmajor else 'NN'}"] = dict(
-                gluon_gemm.resources(kernel), wgmma="wgmma.mma_async" in ptx, multicast="multicast::cluster" in ptx,
+                gluon_build.resources(kernel), wgmma="wgmma.mma_async" in ptx, multicast="multicast::cluster" in ptx,
                 sm90a=".target sm_90a" in ptx, cubin=len(kernel.asm["cubin"]))
         print("REPORT" + json.dumps(report))
     """, TRITON_CACHE_DIR=str(tmp_path))  # compiled here, not found in a cache
@@ -183,6 +183,46 @@ def test_gpu_matches_float64(shape, dtype, layout, schedule):
     out = torch.full((shape[0], shape[1]), float("nan"), dtype=dtype, device="cuda")
     assert gluon_gemm.matmul(a, b, out=out, schedule=schedule) is out
     assert rel_err(out, a, b) < BOUND[dtype]
+
+
+def _padded(rows, cols, dtype, device, pad):
+    """A (rows, cols) view of a NaN-filled buffer whose rows are cols + pad elements apart (as tritonmm's staged
+    copies' rows are padded), filled with fresh random values."""
+    view = torch.full((rows, cols + pad), float("nan"), dtype=dtype, device=device)[:, :cols]
+    return view.copy_(torch.randn(rows, cols, device=device).to(dtype))
+
+
+def test_padded_rows_pass_the_layout_checks():
+    """Rows a multiple of 16 bytes apart but longer than a row (a staged buffer's) pass for a, b and out, with K
+    of any size; rows not 16 bytes apart are refused, naming the operand, and so is an N that is no multiple of 8
+    (TMA would store the rest of the 16-byte chunk past each row: triton#11583)."""
+    a = _padded(5, 12, torch.bfloat16, "cpu", pad=4)  # rows 16 apart
+    b, out = (_padded(*shape, torch.bfloat16, "cpu", pad=8) for shape in ((12, 16), (5, 16)))  # rows 24 apart
+    with pytest.raises(ValueError, match="N = 20 is not a multiple of 8"):
+        gluon_gemm._check(a, _padded(12, 20, torch.bfloat16, "cpu", pad=4), _padded(5, 20, torch.bfloat16, "cpu", pad=4))
+    assert gluon_gemm._check(a, b, out) is False
+    assert gluon_gemm._check(a, _padded(16, 12, torch.bfloat16, "cpu", pad=4).T, out) is True  # K-major b: w.T
+    with pytest.raises(ValueError, match="^a must be row-major"):
+        gluon_gemm._check(_padded(5, 12, torch.bfloat16, "cpu", pad=2), b, out)  # rows 28 bytes apart
+    with pytest.raises(ValueError, match="^out must be"):
+        gluon_gemm._check(a, b, _padded(5, 16, torch.bfloat16, "cpu", pad=2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["NN", "NT"])
+def test_gpu_reads_and_writes_padded_rows(layout):
+    """a, b and out as views of buffers whose rows are padded past K and N (K not a multiple of 8): the
+    descriptors carry the row strides, the padding past K (NaN) is not read, and nothing past N is written."""
+    _skip_unless_available()
+    torch.manual_seed(7)
+    M, N, K = 300, 1000, 1003
+    a = _padded(M, K, torch.bfloat16, "cuda", pad=13)
+    b = _padded(N, K, torch.bfloat16, "cuda", pad=13).T if layout == "NT" else _padded(K, N, torch.bfloat16, "cuda",
+                                                                                         pad=16)
+    buf = torch.full((M, N + 16), float("nan"), dtype=torch.bfloat16, device="cuda")
+    out = gluon_gemm.matmul(a, b, out=buf[:, :N])
+    assert rel_err(out, a, b) < BOUND[torch.bfloat16]
+    assert torch.isnan(buf[:, N:]).all()  # the padding is not written
 
 
 @pytest.mark.gpu

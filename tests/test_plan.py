@@ -6,7 +6,7 @@ from conftest import HAS_GPU, every_product_on_the_tma_kernel, every_product_on_
     rel_err
 
 import tritonmm
-from tritonmm import config_space, device as devices, launch as launching, layout as layout_module, planner, product, relaunch, \
+from tritonmm import config_space, cost_model, device as devices, launch as launching, layout as layout_module, planner, product, relaunch, \
     rules, thresholds, validation
 from tritonmm.product import Product
 from tritonmm.tune import operands
@@ -207,6 +207,25 @@ def test_tma_split_rule():
     offered = config_space.with_tma_split(cfgs, 134, 5120, 13824, 2, 132)
     assert [(c.kwargs["BLOCK_M"], c.num_stages, config_space.split_k(c)) for c in offered] == \
         [(128, 4, 1), (128, 4, 3), (128, 3, 1), (64, 4, 1)]  # the first config of a tile shape; 64x64 fills
+
+
+def test_tma_split_pays_by_the_cost_model():
+    """With the H100's rates and bandwidth, a split is offered where the K steps it saves the busiest SM outweigh
+    twice its workspace's traffic (design.md: tma-split-k): the measured wins, not the measured losses."""
+    hbm = 3.352e12  # the H100's memory clock x bus width (device.hbm_bytes_per_s)
+
+    def split(M, N, K, arch="sm90", bandwidth=hbm):
+        cfg = config_space.make_config(128, 256, 64, 4, 8)
+        return config_space.tma_split_for(M, N, K, 128, 256, 64, 2, 132, lambda s: cost_model.tma_split_pays(
+            cfg, s, arch, M, N, K, 132, bandwidth))
+    assert split(497, 5120, 13824) == 3  # workspace 20% of the operands: 0.73 -> 0.83x cuBLAS in 3 slices
+    assert split(134, 5120, 13824) == 3 and split(288, 8192, 28672) == 4 and split(200, 8192, 28672) == 2
+    for shape in ((577, 5120, 13824), (487, 5120, 5120), (800, 3072, 8192)):
+        assert split(*shape) == 1, shape  # the workspace's traffic costs more than the slices save
+    assert split(4096, 4096, 4096) == 1
+    # No rate or no bandwidth: the workspace bounded by bytes, as without a model
+    assert split(497, 5120, 13824, arch="default") == split(497, 5120, 13824, bandwidth=None) == 1
+    assert split(134, 5120, 13824, arch="default") == 3
 
 
 def test_tuner_offers_tma_split_k(device, monkeypatch):
@@ -699,14 +718,17 @@ def test_tma_kernel_stores_through_pointers_where_tma_cannot(dtype, device, stag
     launch = Product(*operands(40, 24, 32, dtype, "NN", device), nan_out(40, 24, dtype, device), precision)
     assert launch.path == "tma" and launch.constants["C_DESC"] and "+c" not in launch.cache_key()
     off = torch.full((40 * 24 + 8,), float("nan"), dtype=dtype, device=device)[1:1 + 40 * 24].view(40, 24)
+    # rows 16-byte aligned apart but ending inside a 16-byte chunk: TMA would store the chunk whole (triton#11583)
+    wide = torch.full((40, 32), float("nan"), dtype=dtype, device=device)
     for M, N, out in ((40, 24, nan_out(24, 40, dtype, device).T), (40, 23, nan_out(40, 23, dtype, device)),
-                      (40, 24, off)):
+                      (40, 24, off), (40, 23, wide[:, :23])):
         a, b = operands(M, N, 32, dtype, "NN", device)
         launch = Product(a, b, out, precision)
         assert launch.path == "tma" and not launch.constants["C_DESC"] and "+c" in launch.cache_key()
         assert launch.staged == (N * dtype.itemsize % 16 != 0)  # B's rows as unaligned as C's: only B is copied
         launch.run(launch.heuristic())
         assert rel_err(out, a, b) < BOUND[dtype]
+    assert torch.isnan(wide[:, 23:]).all()  # nothing past out's rows was written
     x, w, bias = torch.randn(5, 33, device=device), torch.randn(7, 33, device=device), torch.randn(7, device=device)
     y = tritonmm.linear(x, w, bias, "gelu", input_precision="ieee")
     ref = linear_ref(x, w, bias, "gelu")

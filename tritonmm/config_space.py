@@ -295,8 +295,8 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
 
 # Split-K on the TMA kernel (kernels/gemm_tma.py): where a config's tiles leave most SMs idle in their last wave
 # and K is long, each tile runs as SPLIT_K slices of K, slice-major. The fp32 workspace costs its bytes twice, so it
-# pays only where it is small beside the operands (design.md: tma-split-k).
-TMA_SPLIT_MAX_WORKSPACE = 0.1  # the workspace's bytes, at most this fraction of A's and B's
+# pays only where the K steps it saves outweigh that traffic (cost_model.tma_split_pays; design.md: tma-split-k).
+TMA_SPLIT_MAX_WORKSPACE = 0.1  # without a cost model: the workspace's bytes, at most this fraction of A's and B's
 TMA_SPLIT_MIN_FILL = 0.9  # the fewest slices whose units fill at least this much of their waves
 TMA_SPLIT_MIN_STEPS = 16  # K steps a slice, at least: a unit's fp32 store must be short beside its K loop
 
@@ -306,25 +306,29 @@ def _fill(units: int, num_sms: int) -> float:
     return units / (num_sms * cdiv(units, num_sms))
 
 
-def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms) -> int:
+def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms, pays=None) -> int:
     """Slices of K for a TMA tile of BLOCK_M x BLOCK_N: the fewest (2 to MAX_SPLIT_K) whose units fill
-    TMA_SPLIT_MIN_FILL of their waves, where the whole tiles fill less, each slice keeps TMA_SPLIT_MIN_STEPS
-    K steps and the fp32 workspace stays within TMA_SPLIT_MAX_WORKSPACE of the operands; else 1."""
+    TMA_SPLIT_MIN_FILL of their waves, where the whole tiles fill less, and each slice keeps TMA_SPLIT_MIN_STEPS
+    K steps; else 1. The workspace must pay for itself: pays(split) where the device has a cost model
+    (cost_model.tma_split_pays), else it stays within TMA_SPLIT_MAX_WORKSPACE of the operands."""
     tiles = cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)
     if _fill(tiles, num_sms) >= TMA_SPLIT_MIN_FILL:
         return 1
     operands = (M + N) * K * elem_bytes
     for split in range(2, MAX_SPLIT_K + 1):
-        too_short = cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS
-        if too_short or split * M * N * 4 > TMA_SPLIT_MAX_WORKSPACE * operands:
+        if cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS:
             return 1
         if _fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
-            return split
+            paid = pays(split) if pays is not None else None
+            if paid is None:
+                paid = split * M * N * 4 <= TMA_SPLIT_MAX_WORKSPACE * operands
+            return split if paid else 1
     return 1
 
 
-def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms) -> list:
-    """cfgs, the first config of each tile shape followed by its split-K variant where tma_split_for splits."""
+def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms, pays=None) -> list:
+    """cfgs, the first config of each tile shape followed by its split-K variant where tma_split_for splits;
+    pays(config, split): whether that split pays for its workspace (tma_split_for)."""
     out, seen = [], set()
     for c in cfgs:
         out.append(c)
@@ -333,7 +337,8 @@ def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms) -> list:
         if shape in seen:
             continue
         seen.add(shape)
-        split = tma_split_for(M, N, K, *shape, k["BLOCK_K"], elem_bytes, num_sms)
+        split = tma_split_for(M, N, K, *shape, k["BLOCK_K"], elem_bytes, num_sms,
+                              None if pays is None else (lambda s, c=c: pays(c, s)))
         if split > 1:
             out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split)))
     return out

@@ -54,6 +54,9 @@ POINTER = {"sm90": (2.31, 0.86, 1.44)}  # alpha, beta, gamma (module docstring),
 HBM_EFFICIENCY = {"sm90": 0.90}
 STORE_TILE_US = {"sm90": 0.33}
 TAIL_COST = {"sm90": 1.11}  # a TAIL config's two launches against their tiles' predicted time
+# A TMA split-K variant is offered where the busiest SM's K loop shrinks by at least this many times the time its
+# fp32 workspace takes through HBM, written by the slices and read by the sum (design.md: tma-split-k).
+SPLIT_TRAFFIC_MARGIN = 2.0
 MIN_ROWS = 128  # products of fewer rows stream the weight: bandwidth, not waves (module docstring)
 
 
@@ -108,3 +111,18 @@ def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_s
     timed = [(t, i) for i, c in enumerate(candidates)
              if (t := time_us(c, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)) is not None]
     return candidates[min(timed)[1]] if timed else None
+
+
+def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s) -> bool | None:
+    """Whether the TMA kernel's cfg in ``split`` slices of K saves more than SPLIT_TRAFFIC_MARGIN times its
+    workspace's traffic: the busiest SM's K steps, whole tiles against slices, at the config's measured rate,
+    against 2 x split x M x N fp32 bytes at the HBM bandwidth a stream reaches. None where the model has no rate
+    for the tile or the bandwidth is not known (config_space.tma_split_for then bounds the workspace by bytes)."""
+    bm, bn, bk, group, warps, stages, *_ = config_space.as_list(cfg)
+    rate = _rate(arch, "tma", (bm, bn, bk, group, warps, stages)) if arch in RATES else None
+    if rate is None or not hbm_bytes_per_s:
+        return None
+    tiles, steps = cdiv(M, bm) * cdiv(N, bn), cdiv(K, bk)
+    saved = cdiv(tiles, num_sms) * steps - cdiv(tiles * split, num_sms) * cdiv(steps, split)
+    traffic_us = 2 * split * M * N * 4 / (hbm_bytes_per_s * HBM_EFFICIENCY[arch]) * 1e6
+    return saved * bm * bn * bk * 1e-6 * rate[0] >= SPLIT_TRAFFIC_MARGIN * traffic_us

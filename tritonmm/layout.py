@@ -43,9 +43,12 @@ def row_bytes(source: torch.Tensor) -> int:
 
 def c_descriptor(c: torch.Tensor) -> bool:
     """Whether the TMA kernel stores c through a tensor descriptor: row-major (the kernel's store) with
-    16-byte aligned rows; else through pointers (kernels/gemm_tma.py, C_DESC). A batch's C, as 3-D."""
+    16-byte aligned rows that end on a 16-byte boundary; else through pointers (kernels/gemm_tma.py, C_DESC).
+    A batch's C, as 3-D. TMA stores whole 16-byte chunks (triton#11583): a row of 1001 bf16 elements in a
+    buffer of longer rows would get the 7 elements past its end overwritten (design.md: c-through-pointers)."""
     source = tma_source(c)
-    return source is not None and not source[1] and source[0].dim() == c.dim()
+    return source is not None and not source[1] and source[0].dim() == c.dim() and \
+        c.shape[-1] * c.element_size() % 16 == 0
 
 
 def copy_bytes(t: torch.Tensor) -> int:

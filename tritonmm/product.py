@@ -6,7 +6,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import cache, config_space, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
+from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
 from .config_space import cdiv
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import gemm_tma_kernel
@@ -322,7 +322,9 @@ class Product:
             if family == "16bit" and not self.batched:  # split TF32 operands are float32: never this family
                 kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
             if self.can_split:
-                kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, self.facts.num_sms)
+                f = self.facts
+                kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, f.num_sms, lambda c, s: (
+                    cost_model.tma_split_pays(c, s, f.arch, self.M, self.N, self.K, f.num_sms, f.hbm_bytes_per_s)))
             # After the split variants: short tiles stream the weight whole (split, they lost; design.md: short-tiles).
             return kept + self.prune(config_space.short(family, hint(self.M)))[0]
         if self.can_split:

@@ -259,44 +259,6 @@ def _constexprs(schedule: str, b_kmajor: bool) -> tuple:
             {"num_warps": 8 // consumers, "num_ctas": ctas, "maxnreg": MAXNREG})
 
 
-def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE):
-    """Compiles the kernel for sm_90a without a GPU (ptxas included) and returns Triton's CompiledKernel: .asm
-    holds the ptx and the cubin, .metadata the shared memory. TRITON_INTERPRET must be unset in this process."""
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-    if _MISSING is not None:
-        raise RuntimeError(_MISSING)
-    gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
-    # A descriptor's type is spelled as the launcher spells it when it specializes (TensorDescriptor.__mangle__).
-    sig = {f"{name}_desc": f"tensordesc<{dtype}[{','.join(map(str, block))}],{layout!r}>"
-           for name, (block, layout) in _blocks(schedule, b_kmajor, gl_dtype).items()}
-    constexprs, options = _constexprs(schedule, b_kmajor)
-    sig.update(M="i32", N="i32", K="i32", **{name: "constexpr" for name in constexprs})
-    src = GluonASTSource(fn=gluon_gemm_kernel, signature=sig, constexprs=constexprs)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
-
-
-def resources(kernel) -> dict:
-    """What ptxas made of a compile_sm90 kernel, for the tests and the device check: shared memory, registers a
-    thread at launch (maxnreg), the per-partition budgets setmaxnreg moves to, and spills (ptxas -v, run again on
-    the kernel's PTX with the options Triton passes)."""
-    import re
-    import subprocess
-    import tempfile
-    from triton.backends.nvidia.compiler import get_ptxas
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as ptx:
-        ptx.write(kernel.asm["ptx"])
-        ptx.flush()
-        log = subprocess.run([get_ptxas(90).path, "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", ptx.name, "-o",
-                              "/dev/null"], check=True, capture_output=True, text=True).stderr
-    number = lambda pattern: int(re.search(pattern, log).group(1))  # noqa: E731
-    return {"shared": kernel.metadata.shared, "registers": number(r"Used (\d+) registers"),
-            "setmaxnreg": sorted({int(r) for r in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)",
-                                                               kernel.asm["ptx"])}),
-            "spill_stores": number(r"(\d+) bytes spill stores"), "spill_loads": number(r"(\d+) bytes spill loads"),
-            "stack": number(r"(\d+) bytes stack frame")}
-
-
 def _check(a, b, out) -> bool:
     """TypeError/ValueError naming the argument and the fix, before any GPU work; returns whether B is read
     K-major (b the transposed view of a row-major N x K weight)."""
@@ -314,25 +276,33 @@ def _check(a, b, out) -> bool:
     if b.shape[0] != K:
         raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; b must be "
                          f"({K}, N)")
-    # Rows as TMA addresses them: unit stride along them, and 16-byte aligned row strides (8 16-bit elements).
-    # An empty operand has no rows to address (torch gives a (16, 0) tensor strides (1, 1)): any strides do.
-    if a.numel() and (a.stride(1) != 1 or (a.stride(0) != K and M > 1)):
-        raise ValueError(f"a must be row-major (contiguous), got strides {a.stride()}; pass a.contiguous()")
-    b_kmajor = b.stride(0) == 1 and (b.stride(1) == K or N == 1) and not (b.stride(1) == 1 and b.stride(0) == N)
-    if b.numel() and not b_kmajor and (b.stride(1) != 1 or (b.stride(0) != N and K > 1)):
-        raise ValueError(f"b must be row-major K x N or the transposed view w.T of a row-major N x K w, got strides "
-                         f"{b.stride()}; pass b.contiguous()")
-    for dim, size, rows in (("K", K, "a's rows"), ("N", N, "the output's rows")):
+    # Rows as TMA addresses them: unit stride along them, rows at least a row long and a multiple of 16 bytes
+    # (8 16-bit elements) apart: contiguous, or a view of a buffer whose rows are padded (tritonmm's staged
+    # copies). An empty operand has no rows to address (torch gives a (16, 0) tensor strides (1, 1)): any do.
+    def rows(t, along, length):  # t's rows run along dim `along`, `length` elements each
+        step = t.stride(1 - along)
+        return t.stride(along) == 1 and (t.shape[1 - along] == 1 or (step >= length and step % 8 == 0))
+    # N: TMA stores whole 16-byte chunks, so C's rows must end on one (triton#11583: a row ending inside a chunk
+    # of a longer buffer row gets the chunk's rest overwritten). K: contiguous rows are K elements apart.
+    for dim, size, why in (("K", K, "a's rows 16-byte aligned") if a.stride(0) == K else (None, 0, None),
+                           ("N", N, "the output's rows to end on a 16-byte boundary")):
         if size % 8:
-            raise ValueError(f"{dim} = {size} is not a multiple of 8: TMA needs {rows} 16-byte aligned; pad {dim} "
-                             "with zeros to a multiple of 8 (torch.nn.functional.pad) and slice the result")
+            raise ValueError(f"{dim} = {size} is not a multiple of 8: TMA needs {why}; pad {dim} with zeros to a "
+                             "multiple of 8 (torch.nn.functional.pad) and slice the result")
+    if a.numel() and not rows(a, 1, K):
+        raise ValueError(f"a must be row-major with rows 16-byte aligned, got strides {a.stride()}; pass "
+                         "a.contiguous()")
+    b_kmajor = b.stride(0) == 1 and not (b.stride(1) == 1 and b.stride(0) >= N) and rows(b, 0, K)
+    if b.numel() and not b_kmajor and not rows(b, 1, N):
+        raise ValueError(f"b must be row-major K x N or the transposed view w.T of a row-major N x K w, with rows "
+                         f"16-byte aligned, got strides {b.stride()}; pass b.contiguous()")
     for name, t in (("a", a), ("b", b)):
         if t.data_ptr() % 16:
             raise ValueError(f"{name} does not start on a 16-byte boundary, as TMA needs; pass {name}.clone()")
     if out is not None:
-        if out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous() or out.data_ptr() % 16:
-            raise ValueError(f"out must be a contiguous, 16-byte aligned ({M}, {N}) {a.dtype} tensor, got "
-                             f"{tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
+        if out.shape != (M, N) or out.dtype != a.dtype or (out.numel() and not rows(out, 1, N)) or out.data_ptr() % 16:
+            raise ValueError(f"out must be a row-major, 16-byte aligned ({M}, {N}) {a.dtype} tensor with rows 16-byte "
+                             f"aligned, got {tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
         if _overlaps(out, a) or _overlaps(out, b):
             raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
     return b_kmajor
@@ -366,10 +336,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedu
     _, ctas, tile_n, _ = SCHEDULES[schedule]
     gl_dtype = gl.bfloat16 if a.dtype == torch.bfloat16 else gl.float16
     (a_block, a_layout), (b_block, b_layout), (c_block, c_layout) = _blocks(schedule, b_kmajor, gl_dtype).values()
-    # The real shapes (TMA zero-fills and clips past them), row strides spelled out: a size-1 dim's stride is free.
-    a_desc = TensorDescriptor(a, [M, K], [K, 1], a_block, a_layout)
-    b_desc = TensorDescriptor(b, [N, K] if b_kmajor else [K, N], [K, 1] if b_kmajor else [N, 1], b_block, b_layout)
-    c_desc = TensorDescriptor(out, [M, N], [N, 1], c_block, c_layout)
+    # The real shapes (TMA zero-fills and clips past them); a size-1 dim's stride is free, so rows are given one.
+    row = lambda t, dim, length: t.stride(dim) if t.shape[dim] > 1 else length  # noqa: E731
+    a_desc = TensorDescriptor(a, [M, K], [row(a, 0, K), 1], a_block, a_layout)
+    b_desc = TensorDescriptor(b, [N, K] if b_kmajor else [K, N], [row(b, 1, K), 1] if b_kmajor else [row(b, 0, N), 1],
+                              b_block, b_layout)
+    c_desc = TensorDescriptor(out, [M, N], [row(out, 0, N), 1], c_block, c_layout)
     args = (a_desc, b_desc, c_desc, M, N, K)
     constexprs, options = _constexprs(schedule, b_kmajor)
     with torch.cuda.device(a.device):

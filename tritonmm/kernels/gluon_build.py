@@ -1,0 +1,44 @@
+"""The Gluon GEMM built without a GPU, and what ptxas made of it: for tests/test_gluon.py (the kernel compiles for
+sm_90a on any machine with Triton >= 3.8) and bench/gluon_check.py (shared memory, registers, spills beside the
+timings). The kernel and its launcher are gluon_gemm.py's."""
+import triton
+
+from .gluon_gemm import _MISSING, DEFAULT_SCHEDULE, _blocks, _constexprs, gl, gluon_gemm_kernel
+
+
+def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE):
+    """Compiles the kernel for sm_90a without a GPU (ptxas included) and returns Triton's CompiledKernel: .asm
+    holds the ptx and the cubin, .metadata the shared memory. TRITON_INTERPRET must be unset in this process."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    if _MISSING is not None:
+        raise RuntimeError(_MISSING)
+    gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
+    # A descriptor's type is spelled as the launcher spells it when it specializes (TensorDescriptor.__mangle__).
+    sig = {f"{name}_desc": f"tensordesc<{dtype}[{','.join(map(str, block))}],{layout!r}>"
+           for name, (block, layout) in _blocks(schedule, b_kmajor, gl_dtype).items()}
+    constexprs, options = _constexprs(schedule, b_kmajor)
+    sig.update(M="i32", N="i32", K="i32", **{name: "constexpr" for name in constexprs})
+    src = GluonASTSource(fn=gluon_gemm_kernel, signature=sig, constexprs=constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def resources(kernel) -> dict:
+    """What ptxas made of a compile_sm90 kernel, for the tests and the device check: shared memory, registers a
+    thread at launch (maxnreg), the per-partition budgets setmaxnreg moves to, and spills (ptxas -v, run again on
+    the kernel's PTX with the options Triton passes)."""
+    import re
+    import subprocess
+    import tempfile
+    from triton.backends.nvidia.compiler import get_ptxas
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as ptx:
+        ptx.write(kernel.asm["ptx"])
+        ptx.flush()
+        log = subprocess.run([get_ptxas(90).path, "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", ptx.name, "-o",
+                              "/dev/null"], check=True, capture_output=True, text=True).stderr
+    number = lambda pattern: int(re.search(pattern, log).group(1))  # noqa: E731
+    return {"shared": kernel.metadata.shared, "registers": number(r"Used (\d+) registers"),
+            "setmaxnreg": sorted({int(r) for r in re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)",
+                                                               kernel.asm["ptx"])}),
+            "spill_stores": number(r"(\d+) bytes spill stores"), "spill_loads": number(r"(\d+) bytes spill loads"),
+            "stack": number(r"(\d+) bytes stack frame")}
