@@ -31,7 +31,7 @@ def planned_name() -> str:
 
 class Impl(NamedTuple):
     name: str
-    level: str  # thread | block | library
+    level: str  # thread | gluon | block | library
     tile: tuple | None  # (BM, BN) one block owns, for the bytes model; None when unknown
     precisions: tuple  # which tables it appears in: "fp32", "tf32", "fp16", "bf16"
     run: Callable  # run(a, b, out) -> None
@@ -84,6 +84,25 @@ def _tritonmm(precision, config=None):
     return run
 
 
+def _gluon_rows(precisions: tuple) -> list:
+    """The Gluon kernel's schedules (tritonmm/kernels/gluon_gemm.py) where it runs here: Triton >= 3.8 on a
+    compute capability 9.0 GPU. The level between the ladder's threads and tritonmm's blocks: the same
+    algorithm as tritonmm's TMA kernel, its warp groups, barriers and shared-memory ring written out."""
+    from tritonmm.kernels import gluon_gemm
+    if not gluon_gemm.available()[0]:
+        return []
+
+    def refuses(a, b):
+        try:
+            gluon_gemm._check(a, b, None)
+        except (TypeError, ValueError) as e:
+            return str(e).split(";")[0]
+        return None
+    return [Impl(f"gluon {name}", "gluon", (gluon_gemm.BLOCK_M * ctas, tile_n), precisions,
+                 (lambda name: lambda a, b, out: gluon_gemm.matmul(a, b, out, schedule=name))(name), refuses=refuses)
+            for name, (_, ctas, tile_n, _) in gluon_gemm.SCHEDULES.items()]
+
+
 def _torch(a, b, out):
     torch.mm(a, b, out=out)
 
@@ -130,7 +149,7 @@ def registry(precision: str, pinned: bool = True) -> list:
         ]
         if runs_on("wgmma"):  # Hopper's warpgroup MMA: compute capability 9.0 only
             impls.append(Impl("cuda wgmma", "thread", (128, 256), half, _cuda("wgmma")))
-        impls += _later_steps(torch.bfloat16, half)
+        impls += _later_steps(torch.bfloat16, half) + _gluon_rows(half)
     impls.append(Impl(planned_name(), "block", None, ("fp32", "tf32", "tf32x3", "fp16", "bf16"), _tritonmm(tm_prec)))
     for bm, bn, bk, warps in PINNED_TILES if pinned else ():
         cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=3)

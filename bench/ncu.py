@@ -43,12 +43,12 @@ def find_ncu() -> str | None:
 
 
 def jobs_for(dtype: str, shape: tuple, only=None) -> list:
-    """The implementations profiled at one (dtype, shape): the registry's CUDA rungs and torch.mm,
+    """The implementations profiled at one (dtype, shape): the registry's CUDA rungs, Gluon schedules and torch.mm,
     then tritonmm at each pinned tile on each kernel path. only: names must contain one of these."""
     M, N, K = shape
     bk = 32 if dtype == "fp32" else 64
     jobs = [dict(kind="registry", impl=i.name, level=i.level, tile=i.tile, config=None, path=None)
-            for i in impls.registry(dtype) if i.level in ("thread", "library")]
+            for i in impls.registry(dtype) if i.level in ("thread", "gluon", "library")]
     for bm, bn, warps in TILES:
         cfg = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=3)
         jobs += [dict(kind="tritonmm", impl=f"tritonmm {bm}x{bn}x{bk} {path}", level="block", tile=(bm, bn),

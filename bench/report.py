@@ -100,9 +100,9 @@ def plots(rows: list, meta: dict, out_dir: Path) -> list:
     return written
 
 
-LEVEL_COLORS = {"thread": "tab:blue", "block": "tab:orange", "library": "dimgray"}
-LEVEL_NAMES = {"thread": "CUDA ladder (thread level)", "block": "tritonmm (block level, Triton)",
-               "library": "torch.mm (cuBLAS)"}
+LEVEL_COLORS = {"thread": "tab:blue", "gluon": "tab:green", "block": "tab:orange", "library": "dimgray"}
+LEVEL_NAMES = {"thread": "CUDA ladder (thread level)", "gluon": "Gluon (warp groups written out, Triton >= 3.8)",
+               "block": "tritonmm (block level, Triton)", "library": "torch.mm (cuBLAS)"}
 
 
 def _pyplot():
@@ -195,14 +195,16 @@ def ladder_step(impl: str) -> int | None:
 
 def ladder_bars(rows: list, precision: str, shape: str) -> list:
     """One ladder panel's bars at (precision, shape): each step of the CUDA ladder that has rows, in step
-    order, as its fastest variant; then tritonmm as its planner runs it, then torch.mm."""
+    order, as its fastest variant; then the fastest Gluon schedule where it ran, tritonmm as its planner runs
+    it, then torch.mm."""
     sub = [r for r in rows if r.get("tflops") and r["precision"] == precision and r["shape"] == shape]
     best = {}
     for r in sub:
         step = ladder_step(r["impl"]) if r["level"] == "thread" else None
         if step is not None and (step not in best or r["tflops"] > best[step]["tflops"]):
             best[step] = r
-    return ([best[s] for s in sorted(best)] + [r for r in sub if _planned(r)][:1] +
+    gluon = sorted((r for r in sub if r["level"] == "gluon"), key=lambda r: -r["tflops"])[:1]
+    return ([best[s] for s in sorted(best)] + gluon + [r for r in sub if _planned(r)][:1] +
             [r for r in sub if r["level"] == "library"][:1])
 
 
@@ -251,8 +253,8 @@ def ladder_chart(rows: list, path: Path, meta: dict | None = None, shape: str | 
 
 
 def _headline(sub: list) -> list:
-    """At most four series for one precision: (name, rows by shape). torch.mm, tritonmm as planned (autotuned
-    or default config), the best CUDA rung of each shape and the naive rung; for fp8, one series per implementation and scale kind."""
+    """At most five series for one precision: (name, rows by shape). torch.mm, tritonmm as planned (autotuned
+    or default config), the best CUDA rung of each shape, the best Gluon schedule where one ran and the naive rung; for fp8, one series per implementation and scale kind."""
     shapes = list(dict.fromkeys(r["shape"] for r in sub))
 
     def pick(pred, best=False):
@@ -271,6 +273,7 @@ def _headline(sub: list) -> list:
     series = [("torch.mm (cuBLAS)", pick(lambda r: r["impl"] == "torch.mm")),
               (planned, pick(_planned)),
               ("best CUDA rung", pick(lambda r: r["level"] == "thread", best=True)),
+              ("best Gluon schedule", pick(lambda r: r["level"] == "gluon", best=True)),
               ("cuda naive", pick(lambda r: r["impl"] == "cuda naive"))]
     return [(name, by_shape) for name, by_shape in series if by_shape]
 
@@ -284,7 +287,8 @@ def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
     measured = [r for r in rows if r.get("tflops")]
     precisions = list(dict.fromkeys(r["precision"] for r in measured))
     colors = {"torch.mm (cuBLAS)": "dimgray", "tritonmm (autotuned)": "tab:orange",
-              "tritonmm (default config)": "tab:orange", "best CUDA rung": "tab:blue", "cuda naive": "lightsteelblue"}
+              "tritonmm (default config)": "tab:orange", "best CUDA rung": "tab:blue", "cuda naive": "lightsteelblue",
+              "best Gluon schedule": "tab:green"}
     panels = [(p, _headline([r for r in measured if r["precision"] == p])) for p in precisions]
     heights = [max(1, len({s for _, by in series for s in by})) * (len(series) + 0.8) for _, series in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(14, 1.2 + 0.3 * sum(heights)), squeeze=False,
@@ -299,7 +303,7 @@ def tflops_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
             ax.barh(ys, [r["tflops"] for r in bars], 0.85, color=colors.get(name, plt.cm.tab10(i)), label=name)
             for y, r in zip(ys, bars):
                 text = _bar_text(r, measured)
-                if name == "best CUDA rung":
+                if name in ("best CUDA rung", "best Gluon schedule"):
                     text = f"{r['impl']}: {text}"
                 inside = r["tflops"] > 0.6 * xmax
                 ax.text(r["tflops"] - 0.005 * xmax if inside else r["tflops"] + 0.005 * xmax, y, text,
@@ -441,7 +445,7 @@ def roofline_chart(rows: list, path: Path, meta: dict) -> Path:
     bw = meta["copy_TBps"]
     precisions = list(dict.fromkeys(r["precision"] for r in measured))
     prec_colors = dict(zip(precisions, ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown", "tab:olive"]))
-    markers = {"thread": "o", "block": "s"}
+    markers = {"thread": "o", "gluon": "^", "block": "s"}
     fig, ax = plt.subplots(figsize=(13, 8))
     points, shapes, xs_all = [], {}, []
     for prec in precisions:
@@ -451,7 +455,7 @@ def roofline_chart(rows: list, path: Path, meta: dict) -> Path:
             lv = [r for r in sub if r["level"] == level]
             if not lv:
                 continue
-            name = "CUDA ladder" if level == "thread" else "tritonmm"
+            name = {"thread": "CUDA ladder", "gluon": "Gluon"}.get(level, "tritonmm")
             ax.scatter([r["intensity"] for r in lv], [r["tflops"] for r in lv], s=28, marker=markers[level],
                        color=prec_colors[prec], label=f"{prec} {name}", zorder=3,
                        facecolors="none" if level == "block" else None)
@@ -600,14 +604,15 @@ TRAFFIC_SERIES = [("model_read_bytes", "model (tile reads)", "lightgray"),
 
 def traffic_chart(rows: list, path: Path, meta: dict | None = None) -> Path:
     """For one dtype and shape: per kernel, grouped bars of modeled, L2 and DRAM read bytes on a log axis,
-    every bar labelled; the CUDA ladder in the left panel, tritonmm in the right, cuBLAS in both; a line at
-    the compulsory minimum (A and B read once)."""
+    every bar labelled; the CUDA ladder in the left panel, Gluon's schedules where they ran, tritonmm in the
+    right, cuBLAS in each; a line at the compulsory minimum (A and B read once)."""
     plt = _pyplot()
     meta = meta or {}
     rows = [r for r in rows if r.get("kernels")]
     lib = [r for r in rows if r["level"] == "library"]
     panels = [(title, sub + lib) for title, sub in
               (("CUDA ladder (thread-level tiles)", [r for r in rows if r["level"] == "thread"]),
+               ("Gluon (warp groups written out)", [r for r in rows if r["level"] == "gluon"]),
                ("tritonmm (block-level tiles), pinned", [r for r in rows if r["level"] == "block"]))
               if sub]
     if not panels:

@@ -116,6 +116,37 @@ def test_headline_series_by_precision_not_by_a_torch_mm_row():
     assert report._bar_text(dict(rows[0], pct_torch=80.0), rows).endswith("80% of cuBLAS")
 
 
+def test_gluon_level_in_the_headline_and_the_charts(tmp_path):
+    """Rows of the "gluon" level (bench.impls registers them where Triton >= 3.8 runs on Hopper) get a headline
+    series of their own, the ladder panel's bar after the CUDA steps, and a panel of the traffic chart."""
+    rows = [_row("bf16", "torch.mm", "library", "512x512x512", 400, "cuBLAS"),
+            _row("bf16", "tritonmm (autotuned)", "block", "512x512x512", 300, "128x128x64 (tma)"),
+            _row("bf16", "gluon cooperative", "gluon", "512x512x512", 280, "128x256"),
+            _row("bf16", "gluon pingpong", "gluon", "512x512x512", 250, "128x128"),
+            _row("bf16", "cuda wmma", "thread", "512x512x512", 90, "128x128")]
+    assert [name for name, _ in report._headline(rows)] == \
+        ["torch.mm (cuBLAS)", "tritonmm (autotuned)", "best CUDA rung", "best Gluon schedule"]
+    assert [r["impl"] for r in report.ladder_bars(rows, "bf16", "512x512x512")] == \
+        ["cuda wmma", "gluon cooperative", "tritonmm (autotuned)", "torch.mm"]
+    assert report.ladder_chart(rows, tmp_path / "ladder.png", {}).stat().st_size > 0
+    assert report.tflops_chart(rows, tmp_path / "tflops.png").stat().st_size > 0
+    assert set(report.LEVEL_COLORS) >= {r["level"] for r in rows}
+
+
+def test_gluon_rows_only_where_it_runs(monkeypatch):
+    """No GPU or Triton < 3.8: the 16-bit tables hold no gluon rows (and the registry still builds)."""
+    from tritonmm.kernels import gluon_gemm
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "no"))
+    assert not [i for i in impls.registry("bf16", pinned=False) if i.level == "gluon"]
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
+    rows = [i for i in impls.registry("bf16", pinned=False) if i.level == "gluon"]
+    assert [i.name for i in rows] == [f"gluon {name}" for name in gluon_gemm.SCHEDULES]
+    assert rows[0].tile == (128, 256) and rows[-1].tile == (256, 256)  # cluster: two CTAs' rows
+    a, b = torch.ones(16, 12, dtype=torch.bfloat16), torch.ones(12, 8, dtype=torch.bfloat16)
+    assert "K = 12" in rows[0].refuses(a, b)
+    assert rows[0].refuses(torch.ones(16, 16, dtype=torch.bfloat16), b[:8].repeat(2, 1)) is None
+
+
 def test_rounds_must_be_positive():
     out = run_bench("--rounds", "0")
     assert out.returncode == 2 and "--rounds must be at least 1" in out.stderr

@@ -236,6 +236,61 @@ def test_gpu_allocates_out_and_handles_empty_products():
     assert gluon_gemm.matmul(*_operands(0, 8, 16, torch.bfloat16, "NN", "cuda")).shape == (0, 8)
 
 
+def _rule(a, b, c=None, bias=None, activation="none"):
+    from tritonmm import device, rules
+    c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype) if c is None else c
+    return rules.gluon(device.facts(a.device), a, b, c, bias, activation, (None, None))
+
+
+def test_planner_rule_takes_large_plain_products_where_gluon_runs(monkeypatch):
+    """rules.gluon's class (design.md: gluon-gemm): plain unbatched 16-bit products of at least gluon_min_macs,
+    A row-major, B either way, C's rows ending on 16-byte boundaries, where the kernel runs."""
+    from tritonmm import thresholds
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
+    bf = dict(dtype=torch.bfloat16)
+    a, b, w = torch.empty(64, 128, **bf), torch.empty(128, 64, **bf), torch.empty(64, 128, **bf)
+    assert not _rule(a, b)  # below gluon_min_macs (2**37)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
+    assert _rule(a, b) and _rule(a, w.T) and _rule(a.half(), b.half())
+    assert not _rule(torch.empty(128, 64, **bf).T, b)  # A transposed: the kernel reads A row-major only
+    assert not _rule(a, b, bias=torch.empty(64, **bf)) and not _rule(a, b, activation="relu")
+    assert not _rule(a.float(), b.float()) and not _rule(a[None], b[None])
+    wide = torch.empty(64, 72, **bf)
+    assert not _rule(a, b[:, :60], c=wide[:, :60])  # C's rows end inside a 16-byte chunk
+    assert _rule(a, b, c=wide[:, :64])  # padded rows that end on one
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
+    assert not _rule(a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["NN", "NT"])
+def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
+    """With gluon_min_macs forced to 0, the planner's TMA products run on the Gluon kernel (once a call, staged
+    copies included: B's rows 2064 or 4368 bytes apart are realigned first), matching float64 into a NaN-filled out;
+    chosen() says so; a product with a bias stays on the tl kernel."""
+    _skip_unless_available()
+    import tritonmm
+    from tritonmm import thresholds
+    from tritonmm.planner import chosen
+    calls = []
+    real = gluon_gemm.matmul
+    monkeypatch.setattr(gluon_gemm, "matmul", lambda *args, **kw: calls.append(kw) or real(*args, **kw))
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_b", 0)
+    torch.manual_seed(11)
+    for M, N, K in ((1024, 1024, 2048), (1000, 1032, 2184)):
+        a, b = _operands(M, N, K, torch.bfloat16, layout, "cuda")
+        out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+        assert tritonmm.mm(a, b, out=out) is out
+        assert rel_err(out, a, b) < BOUND[torch.bfloat16]
+        assert chosen(a, b, "native")[1].startswith("gluon")
+    assert len(calls) == 2 and all(kw["schedule"] == "cooperative-s3" for kw in calls)
+    bias = torch.randn(1024, device="cuda").to(torch.bfloat16)
+    y = tritonmm.linear(torch.randn(1024, 2048, device="cuda").to(torch.bfloat16),
+                        torch.randn(1024, 2048, device="cuda").to(torch.bfloat16), bias)
+    assert len(calls) == 2 and torch.isfinite(y).all()
+
+
 def test_device_check_reports_and_fails_on_a_bad_result(capsys):
     """bench/gluon_check's summary on made-up results (its device run must not end in a formatting error), and a
     failed check, a hang or a child that cannot run makes it fail."""

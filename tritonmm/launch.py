@@ -2,8 +2,13 @@
 tracing, not at all on fake tensors in the CPU interpreter; with the launch options the step asks for."""
 import torch
 
-from . import thresholds, validation
+from . import config_space, thresholds, validation
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
+
+# The Gluon kernel's schedule the planner runs where rules.gluon says (design.md: gluon-gemm): one consumer
+# partition of 8 warps on 128x256x64 tiles, 3 stages, C staged whole; GLUON_CONFIG describes it for tables.
+GLUON_SCHEDULE = "cooperative-s3"
+GLUON_CONFIG = config_space.make_config(128, 256, 64, 3, 8)
 
 
 def capturing(t: torch.Tensor) -> bool:
@@ -48,3 +53,9 @@ def launch_step(step, traced: bool = False):
     if kernel is gemm_tma_kernel:
         fit_descriptors(dict(zip(kernel.arg_names, args), **constants))
     return launcher(kernel, traced)[grid](*args, **constants, **opts)
+
+
+def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """out = a @ b on the Gluon kernel (kernels/gluon_gemm.py), for products rules.gluon gives it."""
+    from .kernels import gluon_gemm
+    return gluon_gemm.matmul(a, b, out, schedule=GLUON_SCHEDULE)

@@ -4,7 +4,9 @@ each is large: rules.batch_slices), on the operands' device.
 
 A product seen before relaunches from the launch cache (relaunch.py). Otherwise Product (product.py)
 plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
-config unless one is pinned, launch.py launches each step, and the launches are cached. Callers check
+config unless one is pinned, launch.py launches each step, and the launches are cached. Where Triton >= 3.8
+runs on Hopper, large plain 16-bit products on the TMA path run on the Gluon kernel instead (rules.gluon),
+planned at every call. Callers check
 arguments first (validation.py; ops.py, library.py, override.py). Under torch.compile the same code runs
 on fake tensors (library.py registers it through torch.library.triton_op): nothing is benchmarked, and
 launches go through wrap_triton.
@@ -45,6 +47,9 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.
             tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
+        if config is None and plan.path == "tma" and rules.gluon(plan.facts, plan.a, plan.b, out, bias, activation,
+                                                                 scales):
+            return launch.gluon(plan.a, plan.b, out)  # planned each call: large products (design.md: gluon-gemm)
         cfg = config or tuning.choose_config(plan)
         launched = plan.run(cfg)
         ready = plan.compiled(launched) if key is not None else None
@@ -76,12 +81,15 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
 def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None,
            captured: bool = False):
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
-    (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", or either
-    with "+staged" when operands are copied first. FP8 products need their scales and out_dtype (a's
-    dtype when None), as product takes them: both are part of the tuning key, and other ones name
+    (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer" or "gluon"
+    (rules.gluon; its config launch.GLUON_CONFIG, the schedule's tile), with "+staged" when operands are
+    copied first. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part of the tuning key, and other ones name
     another product, whose config is looked up (and, where tuning is on and nothing is cached, tuned)
     instead."""
     out = new_out(a, b, out_dtype)
     with device.on_device(a.device):
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
-        return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "")
+        staged = "+staged" if plan.staged else ""
+        if plan.path == "tma" and rules.gluon(plan.facts, plan.a, plan.b, out, bias, activation, scales):
+            return launch.GLUON_CONFIG, "gluon" + staged
+        return tuning.choose_config(plan), plan.path + staged

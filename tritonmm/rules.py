@@ -14,7 +14,11 @@ in docs/design.md.
     batched_tma      whether a batch of products runs on the TMA kernel in one launch (design.md: batched-tma)
     batch_slices     whether a batch of products runs as one unbatched product per entry (design.md:
                      batched-slices)
+    gluon            whether a product on the TMA path runs on the Gluon kernel instead (Triton >= 3.8;
+                     design.md: gluon-gemm)
 """
+import torch
+
 from . import config_space, device, layout, thresholds
 from .config_space import cdiv
 
@@ -128,3 +132,22 @@ def batch_slices(facts, a, b, captured: bool) -> bool:
     if Z < 2 or not facts.tma or batched_tma(facts, a, b, captured):
         return False
     return tma_path(facts, M, N, K, layout.tma_copy_bytes(a[0], b[0]), captured, layout.narrowest_read(a[0], b[0]))
+
+
+def gluon(facts, a, b, c, bias, activation: str, scales) -> bool:
+    """Whether a product the TMA kernel would run (its operands as that kernel reads them: staged copies where
+    it stages) runs on the Gluon kernel instead: plain (no bias, activation or scales), unbatched 16-bit, A
+    row-major and B row-major or K-major with TMA-readable rows, C's rows ending on 16-byte boundaries
+    (layout.c_descriptor), at least gluon_min_macs multiply-adds, where the Gluon kernel runs (Triton >= 3.8
+    on compute capability 9.0)."""
+    th = thresholds.for_device(facts)
+    if a.dim() != 2 or a.dtype not in (torch.bfloat16, torch.float16) or c.dtype != a.dtype or bias is not None \
+            or activation != "none" or scales != (None, None):
+        return False
+    (M, K), N = a.shape, b.shape[1]
+    source_a, source_b = layout.tma_source(a), layout.tma_source(b)
+    if M * N * K < th.gluon_min_macs or source_a is None or source_a[1] or source_b is None or \
+            not layout.c_descriptor(c):
+        return False
+    from .kernels import gluon_gemm
+    return gluon_gemm.available(a.device)[0]

@@ -53,6 +53,9 @@ class Thresholds(NamedTuple):
     batched_tma: bool = True
     # Programmatic dependent launch on Hopper (design.md: pdl).
     pdl: bool = True
+    # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
+    # runs on Hopper (design.md: gluon-gemm); infinite: never.
+    gluon_min_macs: float = 2 ** 37
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32
