@@ -69,7 +69,8 @@ BUDGET_S = 0.3  # wall time one measurement aims at
 COMPILE_STEPS = ("train", "prefill")
 COMPILE_WARMUP = 3  # calls of each compiled step before its timing: the first compiles (and tunes new products)
 # The kernels of tritonmm's own (tritonmm/kernels), by the names Triton gives them.
-TRITONMM_KERNELS = ("gemm_kernel", "gemm_tma_kernel", "gemv_kernel", "split_k_reduce_kernel", "copy_kernel")
+TRITONMM_KERNELS = ("gemm_kernel", "gemm_tma_kernel", "gemv_kernel", "split_k_reduce_kernel", "copy_kernel",
+                    "gluon_gemm_kernel")
 # Other products' kernels, by marks in their (lower-cased) names: cuBLAS (nvjet_*, sm90_xmma_gemm_*,
 # ampere_*gemm*, gemv2T_kernel, splitKreduce_kernel, cublasLt's), CUTLASS, inductor's GEMM templates
 # (triton_tem_*, max-autotune's).

@@ -472,7 +472,8 @@ def test_function_compiled_before_enabling_runs_tritonmm_through_out_overloads(l
 
 # GPU: profiles of compiled models.
 
-TRITONMM_KERNELS = ("gemm_kernel", "gemm_tma_kernel", "gemv_kernel", "split_k_reduce_kernel", "copy_kernel")
+TRITONMM_KERNELS = ("gemm_kernel", "gemm_tma_kernel", "gemv_kernel", "split_k_reduce_kernel", "copy_kernel",
+                    "gluon_gemm_kernel")
 # Products of anyone else: cuBLAS (nvjet, sm90_xmma, ampere_*gemm*, gemv2T...), CUTLASS, inductor's templates.
 OTHER_PRODUCT_MARKS = ("gemm", "gemv", "nvjet", "xmma", "cutlass", "splitkreduce", "triton_tem")
 

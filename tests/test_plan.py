@@ -1204,6 +1204,23 @@ def test_tuning_where_nothing_compiles_says_so(device, monkeypatch):
         tuning.tune(launch)
 
 
+def test_traced_pointer_launch_takes_no_as_strided_views(device):
+    """Traced, the pointer kernel takes unsqueeze(0) views, never as_strided ones: torch 2.11 beside Triton 3.8
+    takes every tensor of a wrapped kernel as written, and cannot functionalize a write through as_strided
+    (a compiled model's few-row linear failed to compile). Its batch strides are 0 either way."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        a, w = torch.empty(4, 64, dtype=torch.bfloat16, device=device), torch.empty(48, 64, dtype=torch.bfloat16,
+                                                                                     device=device)
+        out = torch.empty(4, 48, dtype=torch.bfloat16, device=device)
+        plan = Product(a, w.T, out, "native")
+        assert plan.traced and plan.path == "pointer"
+        views, strides = plan.args[:3], plan.args[9:18]
+        for view, t in zip(views, (a, w.T, out)):
+            assert view.shape == (1, *t.shape) and view.stride()[1:] == t.stride() and view.stride(0) != 0
+        assert strides[0::3] == (0, 0, 0) and strides[1:3] == a.stride() and strides[4:6] == w.T.stride()
+
+
 def test_scaled_mm_traced_with_fake_tensors_keeps_scales_and_dtype(device):
     """make_fx-style tracing records the scaled_mm operator, not a plain product."""
     from torch._subclasses.fake_tensor import FakeTensorMode

@@ -6,10 +6,9 @@ A product seen before relaunches from the launch cache (relaunch.py). Otherwise 
 plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
 config unless one is pinned, launch.py launches each step, and the launches are cached. Where Triton >= 3.8
 runs on Hopper, large plain 16-bit products on the TMA path run on the Gluon kernel instead (rules.gluon),
-planned at every call. Callers check
-arguments first (validation.py; ops.py, library.py, override.py). Under torch.compile the same code runs
-on fake tensors (library.py registers it through torch.library.triton_op): nothing is benchmarked, and
-launches go through wrap_triton.
+planned at every call. Callers check arguments first (validation.py; ops.py, library.py, override.py).
+Under torch.compile the same code runs on fake tensors (library.py registers it through
+torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
 import torch
 
@@ -83,9 +82,9 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer" or "gluon"
     (rules.gluon; its config launch.GLUON_CONFIG, the schedule's tile), with "+staged" when operands are
-    copied first. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part of the tuning key, and other ones name
-    another product, whose config is looked up (and, where tuning is on and nothing is cached, tuned)
-    instead."""
+    copied first. FP8 products need their scales and out_dtype (a's dtype when None), as product takes
+    them: both are part of the tuning key, and other ones name another product, whose config is looked up
+    (and, where tuning is on and nothing is cached, tuned) instead."""
     out = new_out(a, b, out_dtype)
     with device.on_device(a.device):
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)

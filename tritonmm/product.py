@@ -99,10 +99,13 @@ class Product:
         row count, and one not divisible by 16 would hide the alignment of every load from Triton."""
         if self.batched:
             a3, b3, c3 = a, b, c
+        elif self.traced:  # torch.compile cannot functionalize a write through as_strided, which torch 2.11 assumes
+            a3, b3, c3 = a[None], b[None], c[None]  # of every tensor a Triton 3.8 kernel takes (design.md: traced-views)
         else:
             a3, b3, c3 = (t.as_strided((1, *t.shape), (0, *t.stride())) for t in (a, b, c))
+        strides = [s for t in (a3, b3, c3) for s in ((0, *t.stride()[1:]) if not self.batched else t.stride())]
         return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, a.shape[-1],  # K, padded where staged
-                *a3.stride(), *b3.stride(), *c3.stride(), *self.bias_strides)
+                *strides, *self.bias_strides)
 
     def _staged_bytes(self) -> int:
         """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
@@ -322,9 +325,9 @@ class Product:
             if family == "16bit" and not self.batched:  # split TF32 operands are float32: never this family
                 kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
             if self.can_split:
-                f = self.facts
-                kept = config_space.with_tma_split(kept, self.M, self.N, self.K, self.operand_bytes, f.num_sms, lambda c, s: (
-                    cost_model.tma_split_pays(c, s, f.arch, self.M, self.N, self.K, f.num_sms, f.hbm_bytes_per_s)))
+                f, M, N, K = self.facts, self.M, self.N, self.K
+                kept = config_space.with_tma_split(kept, M, N, K, self.operand_bytes, f.num_sms, lambda c, s: (
+                    cost_model.tma_split_pays(c, s, f.arch, M, N, K, f.num_sms, f.hbm_bytes_per_s)))
             # After the split variants: short tiles stream the weight whole (split, they lost; design.md: short-tiles).
             return kept + self.prune(config_space.short(family, hint(self.M)))[0]
         if self.can_split:
