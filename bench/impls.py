@@ -61,16 +61,23 @@ def _later_steps(dtype, precisions: tuple) -> list:
     return rows
 
 
-def _cuda_refuses(kernel):
-    """The reason cuda_reference.matmul would refuse a and b for kernel (its ValueError's text), or None."""
+def _refusal(check, errors=(ValueError,)):
+    """refuses(a, b): the text (up to its fix) of the error check(a, b) raises, or None where it raises none."""
     def refuses(a, b):
-        import cuda_reference
         try:
-            cuda_reference.check_operands(a, b, kernel)
-        except ValueError as e:
+            check(a, b)
+        except errors as e:
             return str(e).split(";")[0]
         return None
     return refuses
+
+
+def _cuda_refuses(kernel):
+    """The reason cuda_reference.matmul would refuse a and b for kernel (its ValueError's text), or None."""
+    def check(a, b):
+        import cuda_reference
+        cuda_reference.check_operands(a, b, kernel)
+    return _refusal(check)
 
 
 def _cuda(kernel, **params):
@@ -91,13 +98,7 @@ def _gluon_rows(precisions: tuple) -> list:
     from tritonmm.kernels import gluon_gemm
     if not gluon_gemm.available()[0]:
         return []
-
-    def refuses(a, b):
-        try:
-            gluon_gemm._check(a, b, None)
-        except (TypeError, ValueError) as e:
-            return str(e).split(";")[0]
-        return None
+    refuses = _refusal(lambda a, b: gluon_gemm._check(a, b, None), (TypeError, ValueError))
     return [Impl(f"gluon {name}", "gluon", (gluon_gemm.BLOCK_M * ctas, tile_n), precisions,
                  (lambda name: lambda a, b, out: gluon_gemm.matmul(a, b, out, schedule=name))(name), refuses=refuses)
             for name, (_, ctas, tile_n, _) in gluon_gemm.SCHEDULES.items()]

@@ -78,6 +78,11 @@ def _rate(arch: str, path: str, cfg_key: tuple):
     return alpha * rate[0], beta * rate[1] + gamma
 
 
+def _hbm_us(arch: str, nbytes: float, hbm_bytes_per_s: float) -> float:
+    """Microseconds nbytes take at the share of the device's HBM bandwidth a stream reaches (HBM_EFFICIENCY)."""
+    return nbytes / (hbm_bytes_per_s * HBM_EFFICIENCY[arch]) * 1e6
+
+
 def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int, hbm_bytes_per_s=None,
             out_bytes: int = 2):
     """The predicted time of a product of Z x (M x N x K) under cfg on path ('tma' or 'pointer'), in
@@ -89,7 +94,7 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
         return None
     store_us = 0.0
     if hbm_bytes_per_s:  # every SM storing at once gets 1/num_sms of the bandwidth
-        store_us = bm * bn * out_bytes * num_sms / (hbm_bytes_per_s * HBM_EFFICIENCY[arch]) * 1e6 + STORE_TILE_US[arch]
+        store_us = _hbm_us(arch, bm * bn * out_bytes * num_sms, hbm_bytes_per_s) + STORE_TILE_US[arch]
 
     def launch_us(rows, k):  # the waves of one launch over rows of the product
         tiles = cdiv(rows, bm) * cdiv(N, bn) * Z
@@ -124,5 +129,5 @@ def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: 
         return None
     tiles, steps = cdiv(M, bm) * cdiv(N, bn), cdiv(K, bk)
     saved = cdiv(tiles, num_sms) * steps - cdiv(tiles * split, num_sms) * cdiv(steps, split)
-    traffic_us = 2 * split * M * N * 4 / (hbm_bytes_per_s * HBM_EFFICIENCY[arch]) * 1e6
+    traffic_us = _hbm_us(arch, 2 * split * M * N * 4, hbm_bytes_per_s)
     return saved * bm * bn * bk * 1e-6 * rate[0] >= SPLIT_TRAFFIC_MARGIN * traffic_us

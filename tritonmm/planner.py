@@ -46,8 +46,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.
             tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
-        if config is None and plan.path == "tma" and rules.gluon(plan.facts, plan.a, plan.b, out, bias, activation,
-                                                                 scales):
+        if config is None and on_gluon(plan):
             return launch.gluon(plan.a, plan.b, out)  # planned each call: large products (design.md: gluon-gemm)
         cfg = config or tuning.choose_config(plan)
         launched = plan.run(cfg)
@@ -89,6 +88,13 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     with device.on_device(a.device):
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
         staged = "+staged" if plan.staged else ""
-        if plan.path == "tma" and rules.gluon(plan.facts, plan.a, plan.b, out, bias, activation, scales):
+        if on_gluon(plan):
             return launch.GLUON_CONFIG, "gluon" + staged
         return tuning.choose_config(plan), plan.path + staged
+
+
+def on_gluon(plan) -> bool:
+    """Whether a planned product runs on the Gluon kernel rather than its TMA steps (rules.gluon, over the
+    operands as the TMA kernel would read them)."""
+    return plan.path == "tma" and rules.gluon(plan.facts, plan.a, plan.b, plan.out, plan.bias,
+                                              plan.constants["ACTIVATION"], plan.scales)

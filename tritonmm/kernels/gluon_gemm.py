@@ -284,9 +284,9 @@ def _check(a, b, out) -> bool:
         return t.stride(along) == 1 and (t.shape[1 - along] == 1 or (step >= length and step % 8 == 0))
     # N: TMA stores whole 16-byte chunks, so C's rows must end on one (triton#11583: a row ending inside a chunk
     # of a longer buffer row gets the chunk's rest overwritten). K: contiguous rows are K elements apart.
-    for dim, size, why in (("K", K, "a's rows 16-byte aligned") if a.stride(0) == K else (None, 0, None),
-                           ("N", N, "the output's rows to end on a 16-byte boundary")):
-        if size % 8:
+    for dim, size, why, applies in (("K", K, "a's rows 16-byte aligned", a.stride(0) == K),
+                                    ("N", N, "the output's rows to end on a 16-byte boundary", True)):
+        if applies and size % 8:
             raise ValueError(f"{dim} = {size} is not a multiple of 8: TMA needs {why}; pad {dim} with zeros to a "
                              "multiple of 8 (torch.nn.functional.pad) and slice the result")
     if a.numel() and not rows(a, 1, K):
