@@ -71,6 +71,21 @@ def test_tma_relaunch_passes_every_tensor_after_the_descriptors(descriptors, mon
     assert args[3:] == ("bias", "scale_a", "scale_b", "M", "N")
 
 
+def test_relaunch_of_a_kernel_that_takes_only_the_descriptors(monkeypatch):
+    """The Gluon kernel takes A's, B's and C's descriptors and no bias or scales (tensors=3): a relaunch hands
+    it the three re-pointed descriptors, then the arguments after them, whatever else the caller passes."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    x = torch.randn(32, 32)
+    kernel = _Recording()
+    compiled = fast_launch.Compiled(kernel, (4,), ("M", "N", "K"), [TensorDescriptor.from_tensor(x, [16, 16])] * 3,
+                                    tensors=3)
+    tensors = (torch.randn(32, 32), torch.randn(32, 32), torch.randn(32, 32), None, None, None)
+    assert compiled(tensors, 0)
+    args = kernel.calls[0][9:]
+    assert [d.base for d in args[:3]] == list(tensors[:3]) and args[3:] == ("M", "N", "K")
+
+
 def _launcher_36(c_launch, descriptors=0, meta=None):
     """A launcher laid out as Triton 3.6's CudaLauncher: for a kernel with tensor descriptors, its
     ``launch`` is a closure over the C function that expands each descriptor first."""

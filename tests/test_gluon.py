@@ -262,33 +262,108 @@ def test_planner_rule_takes_large_plain_products_where_gluon_runs(monkeypatch):
     assert not _rule(a, b)
 
 
+def _cluster_rule(a, b, c=None, bias=None, activation="none", facts=None):
+    from tritonmm import device, rules
+    facts = facts or device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+    c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype) if c is None else c
+    return rules.gluon_cluster(facts, a, b, c, bias, activation, (None, None), False)
+
+
+def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
+    """rules.gluon_cluster's class (design.md: gluon-misaligned), on an H100's facts: B's rows 16 but not 32 bytes
+    apart, row-major or K-major, in products of at least gluon_min_macs (here lowered to 2**32) that the Gluon
+    kernel takes, where it runs."""
+    from tritonmm import device, thresholds
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
+    bf = dict(dtype=torch.bfloat16)
+    a = torch.empty(1024, 2056, **bf)  # 1024 x 2104 x 2056: 4.4e9 multiply-adds
+    b_nn = torch.empty(2056, 2104, **bf)  # rows of 4208 bytes: 16 past a multiple of 32
+    w = torch.empty(2104, 2056, **bf)  # x @ W.T: B's rows are W's, 4112 bytes
+    assert not _cluster_rule(a, b_nn)  # below gluon_min_macs (2**37)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 2 ** 32)
+    assert _cluster_rule(a, b_nn) and _cluster_rule(a, w.T) and _cluster_rule(a.half(), b_nn.half())
+    assert not _cluster_rule(a, torch.empty(2056, 2112, **bf))  # rows 4224 bytes apart: a multiple of 128
+    assert not _cluster_rule(a, torch.empty(2056, 2128, **bf))  # 4256 bytes: 32 past 128, not realign's class
+    assert not _cluster_rule(a[:, :1032], b_nn[:1032])  # 2.2e9 multiply-adds
+    assert not _cluster_rule(a, b_nn, bias=torch.empty(2104, **bf)) and not _cluster_rule(a, b_nn, activation="relu")
+    assert not _cluster_rule(torch.empty(2056, 1024, **bf).T, b_nn)  # A transposed: the kernel reads A row-major
+    assert not _cluster_rule(a.float(), b_nn.float())
+    assert not _cluster_rule(a, b_nn, facts=device.DeviceFacts("NVIDIA A100", 108, 166912, False, False))
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
+    assert not _cluster_rule(a, b_nn)
+
+
+def _gluon_runs(monkeypatch) -> list:
+    """The (a, b, out, schedule) of each launch of the Gluon kernel through Triton (not a relaunch) from now on."""
+    calls = []
+    real = gluon_gemm.run
+    monkeypatch.setattr(gluon_gemm, "run", lambda *args: calls.append(args) or real(*args))
+    return calls
+
+
+def _nan_out(M, N):
+    return torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
-    """With gluon_min_macs forced to 0, the planner's TMA products run on the Gluon kernel (once a call, staged
-    copies included: B's rows 2064 or 4368 bytes apart are realigned first), matching float64 into a NaN-filled out;
-    chosen() says so; a product with a bias stays on the tl kernel."""
+    """With gluon_min_macs forced to 0, the planner's TMA products run on the Gluon kernel, matching float64 into a
+    NaN-filled out: aligned rows on cooperative-s3; B's rows 2064 (NN) or 4368 (NT) bytes apart on the cluster
+    schedule over the caller's own tensors (rules.gluon_cluster: no copy); chosen() says which. A second eager call
+    relaunches from the cache (no launch through Triton), a captured one launches anew and replays right; a product
+    with a bias stays on the tl kernel."""
     _skip_unless_available()
     import tritonmm
     from tritonmm import thresholds
     from tritonmm.planner import chosen
-    calls = []
-    real = gluon_gemm.matmul
-    monkeypatch.setattr(gluon_gemm, "matmul", lambda *args, **kw: calls.append(kw) or real(*args, **kw))
+    calls = _gluon_runs(monkeypatch)
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
-    monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_b", 0)
     torch.manual_seed(11)
-    for M, N, K in ((1024, 1024, 2048), (1000, 1032, 2184)):
+    for (M, N, K), schedule, path in (((1024, 1024, 2048), "cooperative-s3", "gluon"),
+                                      ((1000, 1032, 2184), "cluster", "gluon cluster")):
         a, b = _operands(M, N, K, torch.bfloat16, layout, "cuda")
-        out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-        assert tritonmm.mm(a, b, out=out) is out
-        assert rel_err(out, a, b) < BOUND[torch.bfloat16]
-        assert chosen(a, b, "native")[1].startswith("gluon")
-    assert len(calls) == 2 and all(kw["schedule"] == "cooperative-s3" for kw in calls)
+        out = _nan_out(M, N)
+        assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
+        assert calls[-1][3] == schedule and chosen(a, b, "native")[1] == path
+        if schedule == "cluster":
+            assert calls[-1][0] is a and calls[-1][1] is b
+        launched = len(calls)
+        out.fill_(float("nan"))
+        assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
+        assert len(calls) == launched  # relaunched
+        graph_out = _nan_out(M, N)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            tritonmm.mm(a, b, out=graph_out)
+        graph.replay()
+        assert rel_err(graph_out, a, b) < BOUND[torch.bfloat16] and len(calls) == launched + 1
     bias = torch.randn(1024, device="cuda").to(torch.bfloat16)
+    launched = len(calls)
     y = tritonmm.linear(torch.randn(1024, 2048, device="cuda").to(torch.bfloat16),
                         torch.randn(1024, 2048, device="cuda").to(torch.bfloat16), bias)
-    assert len(calls) == 2 and torch.isfinite(y).all()
+    assert len(calls) == launched and torch.isfinite(y).all()
+
+
+@pytest.mark.gpu
+def test_gpu_planner_relaunches_gluon_on_staged_copies(monkeypatch):
+    """A's rows 4368 bytes apart, realigned (realign_min_macs_per_byte_a forced to 0) and B's aligned: cooperative-s3
+    on the staged copy of A; relaunched calls repeat the copy (fresh A values each call) and stay right."""
+    _skip_unless_available()
+    import tritonmm
+    from tritonmm import thresholds
+    from tritonmm.planner import chosen
+    calls = _gluon_runs(monkeypatch)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_a", 0)
+    torch.manual_seed(13)
+    a, b = _operands(1000, 1024, 2184, torch.bfloat16, "NN", "cuda")
+    assert chosen(a, b, "native")[1] == "gluon+staged"
+    for step in range(3):
+        a.normal_()
+        out = _nan_out(1000, 1024)
+        assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
+        assert len(calls) == 1 and calls[0][0] is not a and calls[0][3] == "cooperative-s3"
 
 
 def test_device_check_reports_and_fails_on_a_bad_result(capsys):

@@ -176,7 +176,7 @@ def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
     """A product of few tiles over a long K, which the planner may split over K (two launches), reaches
     the compiled graph as the opaque operator too; a small one is traced through to the kernel (in
     the interpreter every operator is opaque: there, only the rule and the results are checked)."""
-    from tritonmm import planner, rules, validation
+    from tritonmm import library, planner, rules, validation
     facts = tritonmm.device.facts(torch.device(device))
     ran = []
     real = planner.product
@@ -188,7 +188,29 @@ def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
         assert rules.few_tiles(facts, M, 24) and rules.runs_opaque(x, w.T) == opaque
         fn = torch.compile(lambda x, w: tritonmm.linear(x, w, input_precision="ieee"), backend=BACKEND, fullgraph=True)
         assert frob(fn(x, w), x.double() @ w.double().T) < 1e-5
-        assert False in ran if opaque or validation.interpreting() else False not in ran, (M, K, ran)
+        # opaque, in the interpreter, or where torch cannot read the kernels (library.TRACE_KERNELS): the planner runs
+        assert False in ran if opaque or validation.interpreting() or not library.TRACE_KERNELS else False not in ran, \
+            (M, K, ran)
+
+
+def test_compile_leaves_every_product_to_the_planner_where_torch_cannot_read_the_kernels(device, monkeypatch):
+    """Where torch cannot tell which tensors a Triton kernel writes (torch 2.11 beside Triton >= 3.8:
+    library.TRACE_KERNELS false; design.md: traced-views), a small product that would be traced to its kernel
+    reaches the graph as the opaque operator, which runs the planner on real tensors; static and dynamic shapes."""
+    from tritonmm import library, planner, validation
+    monkeypatch.setattr(library, "TRACE_KERNELS", False)
+    ran = []
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: ran.append(validation.traced(a)) or real(a, b, **kw))
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        ran.clear()
+        fn = torch.compile(lambda x, y: torch.relu(tritonmm.matmul(x, y, input_precision="ieee")) * 2,
+                           backend=BACKEND, fullgraph=True, dynamic=dynamic)
+        for m in (33, 47):
+            a, b = operands(m, 24, 40, torch.float32, "NN", device)
+            assert frob(fn(a, b), torch.relu(a.double() @ b.double()) * 2) < 1e-5
+        assert False in ran, (dynamic, ran)
 
 
 def test_compile_linear_training_step(device):

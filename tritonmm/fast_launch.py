@@ -100,15 +100,17 @@ class Compiled:
     ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
     relaunch re-points at its own A, B and C (C where it is stored through one; Triton encodes the
     tensor maps at launch). They are kept without their tensors: a cache entry must not keep a call's
-    operands alive."""
+    operands alive. ``tensors``: how many of the tensors each call passes the kernel takes (the Gluon kernel: A, B
+    and C of relaunch.py's A, B, C, bias and scales); None: all."""
 
-    def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None):
+    def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None, tensors=None):
         self.run = compiled_kernel.run  # a property: loads the module and function first
         self.function = compiled_kernel.function
         self.metadata = compiled_kernel.packed_metadata
         self.kernel = compiled_kernel
         self.grid = (tuple(grid) + (1, 1))[:3]
         self.rest = args_after_tensors
+        self.tensors = tensors
         self.descriptors = None if descriptors is None else tuple(_rebase(d, None) for d in descriptors)
         direct = unwrapped(self.run, 0 if descriptors is None else len(self.descriptors))
         self.direct, self.maps_meta, self.expand = direct or (None, None, None)
@@ -134,6 +136,8 @@ class Compiled:
         """Launches on ``stream`` with ``tensors`` = every tensor argument in order (A, B and C first for
         a TMA kernel, whose descriptors are re-pointed at them: A's, B's, and C's where it has one); False
         (nothing launched) if this Triton refuses the direct call."""
+        if self.tensors is not None:
+            tensors = tensors[:self.tensors]
         hooks = triton.knobs.runtime
         enter, leave = hooks.launch_enter_hook, hooks.launch_exit_hook
         if self.direct is not None and not _called(enter) and not _called(leave):

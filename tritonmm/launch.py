@@ -2,13 +2,14 @@
 tracing, not at all on fake tensors in the CPU interpreter; with the launch options the step asks for."""
 import torch
 
-from . import config_space, thresholds, validation
+from . import config_space, fast_launch, thresholds, validation
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 
-# The Gluon kernel's schedule the planner runs where rules.gluon says (design.md: gluon-gemm): one consumer
-# partition of 8 warps on 128x256x64 tiles, 3 stages, C staged whole; GLUON_CONFIG describes it for tables.
+# The Gluon kernel's schedules the planner runs: where rules.gluon says, one consumer partition of 8 warps on
+# 128x256x64 tiles, 3 stages, C staged whole (design.md: gluon-gemm); where rules.gluon_cluster says, the same tiles
+# in 2-CTA clusters that multicast B (design.md: gluon-misaligned).
 GLUON_SCHEDULE = "cooperative-s3"
-GLUON_CONFIG = config_space.make_config(128, 256, 64, 3, 8)
+GLUON_CLUSTER_SCHEDULE = "cluster"
 
 
 def capturing(t: torch.Tensor) -> bool:
@@ -55,7 +56,21 @@ def launch_step(step, traced: bool = False):
     return launcher(kernel, traced)[grid](*args, **constants, **opts)
 
 
-def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    """out = a @ b on the Gluon kernel (kernels/gluon_gemm.py), for products rules.gluon gives it."""
+def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, schedule: str) -> tuple:
+    """out = a @ b on the Gluon kernel (kernels/gluon_gemm.py) under one of its schedules, for products rules.gluon
+    or rules.gluon_cluster gives it: (out, [fast_launch.Compiled] that relaunches it, or None where nothing was
+    launched). Its launch through Triton costs some hundreds of microseconds of host time; a relaunch, Triton's
+    launcher alone."""
     from .kernels import gluon_gemm
-    return gluon_gemm.matmul(a, b, out, schedule=GLUON_SCHEDULE)
+    out, launched = gluon_gemm.run(a, b, out, schedule)
+    if launched is None:
+        return out, None
+    compiled, grid, descriptors, rest = launched
+    return out, [fast_launch.Compiled(compiled, grid, rest, descriptors, tensors=len(descriptors))]
+
+
+def gluon_config(schedule: str):
+    """A Gluon schedule as a config, for tables: the tile one CTA computes, its ring's stages, 8 consumer warps."""
+    from .kernels import gluon_gemm
+    tile_n = gluon_gemm.SCHEDULES[schedule][2]
+    return config_space.make_config(gluon_gemm.BLOCK_M, tile_n, gluon_gemm.BLOCK_K, gluon_gemm.stages(schedule), 8)

@@ -21,6 +21,7 @@ operators. Plain eager calls go to planner.product directly (ops.py).
 from typing import Optional, Sequence
 
 import torch
+import triton
 
 from . import config_space, planner, rules, validation
 
@@ -42,12 +43,23 @@ def _pinned(config):
     return None if config is None else config_space.from_list(config)
 
 
+def _version(text: str) -> tuple:
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])
+
+
+# torch 2.11 cannot read which tensors a Triton >= 3.8 kernel writes (its generate_ttir: "Function argument index
+# out of range"), so it takes every tensor a traced kernel gets as written; under dynamic shapes inductor's pattern
+# matcher then fails. There every traced product goes into the graph opaque (design.md: traced-views).
+TRACE_KERNELS = not (_version(torch.__version__) < (2, 12) and _version(triton.__version__) >= (3, 8))
+
+
 def _planned(a, b, bias, activation: str, precision: str, config) -> torch.Tensor:
     """planner.product, or on fake tensors of a product that takes the TMA kernel or may split K
     (rules.runs_opaque), the opaque eager_product: the TMA kernel's host-side tensor descriptors do not
     trace through triton_op in torch 2.11-2.14, and a traced product keeps one launch, so the graph calls
-    the planner itself when it runs. design.md: opaque-operator."""
-    if validation.traced(a) and rules.runs_opaque(a, b):
+    the planner itself when it runs (design.md: opaque-operator); every traced product where torch cannot
+    analyse this Triton's kernels (TRACE_KERNELS)."""
+    if validation.traced(a) and (not TRACE_KERNELS or rules.runs_opaque(a, b)):
         return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision, config)
     return planner.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 

@@ -5,8 +5,9 @@ each is large: rules.batch_slices), on the operands' device.
 A product seen before relaunches from the launch cache (relaunch.py). Otherwise Product (product.py)
 plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
 config unless one is pinned, launch.py launches each step, and the launches are cached. Where Triton >= 3.8
-runs on Hopper, large plain 16-bit products on the TMA path run on the Gluon kernel instead (rules.gluon),
-planned at every call. Callers check arguments first (validation.py; ops.py, library.py, override.py).
+runs on Hopper, large plain 16-bit products on the TMA path run on the Gluon kernel instead (rules.gluon), on
+its clusters over the operands as they are where TMA reads B's rows slowly (rules.gluon_cluster), and are cached
+for relaunch too. Callers check arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
@@ -41,18 +42,30 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
+        schedule = as_given_gluon(a, b, out, bias, activation, scales, launch.capturing(a)) if config is None else None
+        if schedule is not None:  # before any plan: read as it is, no copies (design.md: gluon-misaligned)
+            return _gluon(key, (a, b), a, b, out, schedule, None)
         plan = Product(a, b, out, precision, bias, activation, scales)
         if config is None and plan.differs_when_captured and plan.can_benchmark and tuning.enabled():
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.
             tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
         if config is None and on_gluon(plan):
-            return launch.gluon(plan.a, plan.b, out)  # planned each call: large products (design.md: gluon-gemm)
+            return _gluon(key, (a, b), plan.a, plan.b, out, launch.GLUON_SCHEDULE, plan)  # design.md: gluon-gemm
         cfg = config or tuning.choose_config(plan)
         launched = plan.run(cfg)
         ready = plan.compiled(launched) if key is not None else None
     if ready is not None:
         relaunch.remember(key, ready, plan, cfg, a, b, out)
+    return out
+
+
+def _gluon(key, given, a, b, out, schedule: str, plan):
+    """out = a @ b on the Gluon kernel under schedule (a and b: plan's staged copies where it stages), its launch
+    cached under key for relaunches, with plan's copies (not inside capture, as Product.compiled)."""
+    out, ready = launch.gluon(a, b, out, schedule)
+    if key is not None and ready is not None and not launch.capturing(out):
+        relaunch.remember(key, ready, plan, launch.gluon_config(schedule), *given, out)
     return out
 
 
@@ -79,18 +92,30 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
 def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None,
            captured: bool = False):
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
-    (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer" or "gluon"
-    (rules.gluon; its config launch.GLUON_CONFIG, the schedule's tile), with "+staged" when operands are
-    copied first. FP8 products need their scales and out_dtype (a's dtype when None), as product takes
+    (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
+    "gluon cluster" (rules.gluon, rules.gluon_cluster; the config launch.gluon_config's), with "+staged" when
+    operands are copied first. FP8 products need their scales and out_dtype (a's dtype when None), as product takes
     them: both are part of the tuning key, and other ones name another product, whose config is looked up
     (and, where tuning is on and nothing is cached, tuned) instead."""
     out = new_out(a, b, out_dtype)
     with device.on_device(a.device):
+        if as_given_gluon(a, b, out, bias, activation, scales, captured) is not None:
+            return launch.gluon_config(launch.GLUON_CLUSTER_SCHEDULE), "gluon cluster"
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
         staged = "+staged" if plan.staged else ""
         if on_gluon(plan):
-            return launch.GLUON_CONFIG, "gluon" + staged
+            return launch.gluon_config(launch.GLUON_SCHEDULE), "gluon" + staged
         return tuning.choose_config(plan), plan.path + staged
+
+
+def as_given_gluon(a, b, out, bias, activation: str, scales, captured: bool):
+    """The Gluon schedule that takes a product over the caller's operands, before any plan or copy
+    (rules.gluon_cluster), or None. Real unbatched tensors only."""
+    if a.dim() != 2 or validation.traced(a):
+        return None
+    if rules.gluon_cluster(device.facts(a.device), a, b, out, bias, activation, scales, captured):
+        return launch.GLUON_CLUSTER_SCHEDULE
+    return None
 
 
 def on_gluon(plan) -> bool:

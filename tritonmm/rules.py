@@ -16,6 +16,8 @@ in docs/design.md.
                      batched-slices)
     gluon            whether a product on the TMA path runs on the Gluon kernel instead (Triton >= 3.8;
                      design.md: gluon-gemm)
+    gluon_cluster    whether a product whose B rows TMA reads slowly runs on the Gluon kernel's clusters, read
+                     as it is (Triton >= 3.8; design.md: gluon-misaligned)
 """
 import torch
 
@@ -134,20 +136,41 @@ def batch_slices(facts, a, b, captured: bool) -> bool:
     return tma_path(facts, M, N, K, layout.tma_copy_bytes(a[0], b[0]), captured, layout.narrowest_read(a[0], b[0]))
 
 
-def gluon(facts, a, b, c, bias, activation: str, scales) -> bool:
-    """Whether a product the TMA kernel would run (its operands as that kernel reads them: staged copies where
-    it stages) runs on the Gluon kernel instead: plain (no bias, activation or scales), unbatched 16-bit, A
+def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
+    """Whether the Gluon kernel runs this product: plain (no bias, activation or scales), unbatched 16-bit, A
     row-major and B row-major or K-major with TMA-readable rows, C's rows ending on 16-byte boundaries
-    (layout.c_descriptor), at least gluon_min_macs multiply-adds, where the Gluon kernel runs (Triton >= 3.8
-    on compute capability 9.0)."""
-    th = thresholds.for_device(facts)
+    (layout.c_descriptor), where the kernel runs (Triton >= 3.8 on compute capability 9.0)."""
     if a.dim() != 2 or a.dtype not in (torch.bfloat16, torch.float16) or c.dtype != a.dtype or bias is not None \
             or activation != "none" or scales != (None, None):
         return False
-    (M, K), N = a.shape, b.shape[1]
     source_a, source_b = layout.tma_source(a), layout.tma_source(b)
-    if M * N * K < th.gluon_min_macs or source_a is None or source_a[1] or source_b is None or \
-            not layout.c_descriptor(c):
+    if source_a is None or source_a[1] or source_b is None or not layout.c_descriptor(c):
         return False
     from .kernels import gluon_gemm
     return gluon_gemm.available(a.device)[0]
+
+
+def gluon(facts, a, b, c, bias, activation: str, scales) -> bool:
+    """Whether a product the TMA kernel would run (its operands as that kernel reads them: staged copies where
+    it stages) runs on the Gluon kernel's cooperative schedule instead: one _gluon_takes, of at least
+    gluon_min_macs multiply-adds (design.md: gluon-gemm)."""
+    if a.dim() != 2:
+        return False
+    (M, K), N = a.shape, b.shape[1]
+    return M * N * K >= thresholds.for_device(facts).gluon_min_macs and _gluon_takes(a, b, c, bias, activation, scales)
+
+
+def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:
+    """Whether a product of the Gluon kernel's class (gluon_min_macs) runs on its 2-CTA cluster schedule over the
+    caller's operands as they are, without realign's copies: B's rows are 16 but not 32 bytes apart (realign's
+    class), which TMA reads in about three L2 requests a row where aligned rows take one, and a cluster loads each
+    B tile once for both its CTAs (multicast), halving those requests. For products the TMA kernel would run
+    (tma_path), one _gluon_takes (design.md: gluon-misaligned)."""
+    if a.dim() != 2 or not facts.tma:
+        return False
+    source_b = layout.tma_source(b)
+    if source_b is None or b.element_size() != 2 or layout.row_bytes(source_b[0]) % 32 != 16:
+        return False
+    (M, K), N = a.shape, b.shape[1]
+    return M * N * K >= thresholds.for_device(facts).gluon_min_macs and tma_path(facts, M, N, K, 0, captured) and \
+        _gluon_takes(a, b, c, bias, activation, scales)

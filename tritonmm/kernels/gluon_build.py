@@ -1,9 +1,10 @@
 """The Gluon GEMM built without a GPU, and what ptxas made of it: for tests/test_gluon.py (the kernel compiles for
 sm_90a on any machine with Triton >= 3.8) and bench/gluon_check.py (shared memory, registers, spills beside the
 timings). The kernel and its launcher are gluon_gemm.py's."""
+import torch
 import triton
 
-from .gluon_gemm import _MISSING, DEFAULT_SCHEDULE, _blocks, _constexprs, gl, gluon_gemm_kernel
+from .gluon_gemm import _MISSING, DEFAULT_SCHEDULE, _blocks, _constexprs, gluon_gemm_kernel
 
 
 def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE):
@@ -13,10 +14,10 @@ def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DE
     from triton.experimental.gluon._runtime import GluonASTSource
     if _MISSING is not None:
         raise RuntimeError(_MISSING)
-    gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
+    torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     # A descriptor's type is spelled as the launcher spells it when it specializes (TensorDescriptor.__mangle__).
     sig = {f"{name}_desc": f"tensordesc<{dtype}[{','.join(map(str, block))}],{layout!r}>"
-           for name, (block, layout) in _blocks(schedule, b_kmajor, gl_dtype).items()}
+           for name, (block, layout) in _blocks(schedule, b_kmajor, torch_dtype).items()}
     constexprs, options = _constexprs(schedule, b_kmajor)
     sig.update(M="i32", N="i32", K="i32", **{name: "constexpr" for name in constexprs})
     src = GluonASTSource(fn=gluon_gemm_kernel, signature=sig, constexprs=constexprs)

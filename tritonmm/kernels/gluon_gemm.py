@@ -32,6 +32,8 @@ Any shape whose rows TMA can address (16-byte aligned: K, and N, multiples of 8)
 real shapes, TMA zero-fills reads past M, N and K and clips the stores of C. B is either K x N row-major or
 the transposed view of an N x K row-major weight (x @ W.T), read K-major and transposed in shared memory.
 """
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -241,10 +243,13 @@ def stages(schedule: str) -> int:
     return min(6, (SMEM_BYTES - staging - 1024) // slot)
 
 
-def _blocks(schedule: str, b_kmajor: bool, gl_dtype) -> dict:
+@functools.lru_cache(maxsize=None)
+def _blocks(schedule: str, b_kmajor: bool, dtype: torch.dtype) -> dict:
     """{operand: (TMA block shape, NVMMA shared layout)}, shapes and layouts a cluster's: in a 2-CTA cluster A and
-    C are split by rows between the CTAs and B is whole in both (multicast)."""
+    C are split by rows between the CTAs and B is whole in both (multicast). Cached: building the layouts costs
+    more host time than the launch."""
     _, ctas, tile_n, c_split = SCHEDULES[schedule]
+    gl_dtype = gl.bfloat16 if dtype == torch.bfloat16 else gl.float16
     rows, by_rows, whole = BLOCK_M * ctas, [[1, 0]] if ctas > 1 else None, [[0, 0]] if ctas > 1 else None
     blocks = {"a": ([rows, BLOCK_K], by_rows), "b": ([tile_n, BLOCK_K] if b_kmajor else [BLOCK_K, tile_n], whole),
               "c": ([rows, tile_n // c_split], by_rows)}
@@ -318,6 +323,12 @@ def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedule: str = DEFAULT_SCHEDULE):
     """a @ b by the Gluon kernel, into out (allocated where None). a: (M, K) row-major; b: (K, N) row-major or
     the transposed view w.T of a row-major (N, K) w; bf16 or fp16, K and N multiples of 8; Hopper only."""
+    return run(a, b, out, schedule)[0]
+
+
+def run(a, b, out, schedule: str) -> tuple:
+    """matmul's work: (out, launched), launched being (Triton's compiled kernel, grid, descriptors, the arguments
+    after them) for a launch cache to repeat (tritonmm's relaunch.py), or None where nothing was launched."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
     b_kmajor = _check(a, b, out)
@@ -330,12 +341,11 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedu
     (M, K), N = a.shape, b.shape[1]
     out = torch.empty((M, N), device=a.device, dtype=a.dtype) if out is None else out
     if M == 0 or N == 0:
-        return out
+        return out, None
     if K == 0:
-        return out.zero_()
+        return out.zero_(), None
     _, ctas, tile_n, _ = SCHEDULES[schedule]
-    gl_dtype = gl.bfloat16 if a.dtype == torch.bfloat16 else gl.float16
-    (a_block, a_layout), (b_block, b_layout), (c_block, c_layout) = _blocks(schedule, b_kmajor, gl_dtype).values()
+    (a_block, a_layout), (b_block, b_layout), (c_block, c_layout) = _blocks(schedule, b_kmajor, a.dtype).values()
     # The real shapes (TMA zero-fills and clips past them); a size-1 dim's stride is free, so rows are given one.
     row = lambda t, dim, length: t.stride(dim) if t.shape[dim] > 1 else length  # noqa: E731
     a_desc = TensorDescriptor(a, [M, K], [row(a, 0, K), 1], a_block, a_layout)
@@ -346,8 +356,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedu
     constexprs, options = _constexprs(schedule, b_kmajor)
     with torch.cuda.device(a.device):
         grid = (min(_programs(schedule, b_kmajor, args), triton.cdiv(M, BLOCK_M * ctas) * triton.cdiv(N, tile_n)), )
-        gluon_gemm_kernel[grid](*args, **constexprs, **options)
-    return out
+        compiled = gluon_gemm_kernel[grid](*args, **constexprs, **options)
+    return out, (compiled, grid, args[:3], (*args[3:], *constexprs.values()))
 
 
 _CLUSTERS = {}
