@@ -197,8 +197,14 @@ def test_compile_leaves_every_product_to_the_planner_where_torch_cannot_read_the
     """Where torch cannot tell which tensors a Triton kernel writes (torch 2.11 beside Triton >= 3.8:
     library.TRACE_KERNELS false; design.md: traced-views), a small product that would be traced to its kernel
     reaches the graph as the opaque operator, which runs the planner on real tensors; static and dynamic shapes."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
     from tritonmm import library, planner, validation
     monkeypatch.setattr(library, "TRACE_KERNELS", False)
+    # The flag is fixed for a process's torch and Triton, which inductor's caches key on; forced here, a graph
+    # cached by an earlier test of the same function would come back with its traced kernel.
+    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)
+    monkeypatch.setattr(functorch_config, "enable_autograd_cache", False)
     ran = []
     real = planner.product
     monkeypatch.setattr(planner, "product", lambda a, b, **kw: ran.append(validation.traced(a)) or real(a, b, **kw))
