@@ -289,6 +289,8 @@ def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
     assert not _cluster_rule(torch.empty(2056, 1024, **bf).T, b_nn)  # A transposed: the kernel reads A row-major
     assert not _cluster_rule(a.float(), b_nn.float())
     assert not _cluster_rule(a, b_nn, facts=device.DeviceFacts("NVIDIA A100", 108, 166912, False, False))
+    with thresholds.override(gluon_cluster=False):
+        assert not _cluster_rule(a, b_nn)
     monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
     assert not _cluster_rule(a, b_nn)
 

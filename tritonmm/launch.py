@@ -59,8 +59,8 @@ def launch_step(step, traced: bool = False):
 def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, schedule: str) -> tuple:
     """out = a @ b on the Gluon kernel (kernels/gluon_gemm.py) under one of its schedules, for products rules.gluon
     or rules.gluon_cluster gives it: (out, [fast_launch.Compiled] that relaunches it, or None where nothing was
-    launched). Its launch through Triton costs some hundreds of microseconds of host time; a relaunch, Triton's
-    launcher alone."""
+    launched). A launch through Triton costs about 100 us of host time, a relaunch about 18 (design.md:
+    gluon-relaunch)."""
     from .kernels import gluon_gemm
     out, launched = gluon_gemm.run(a, b, out, schedule)
     if launched is None:

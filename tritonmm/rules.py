@@ -172,5 +172,6 @@ def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool)
     if source_b is None or b.element_size() != 2 or layout.row_bytes(source_b[0]) % 32 != 16:
         return False
     (M, K), N = a.shape, b.shape[1]
-    return M * N * K >= thresholds.for_device(facts).gluon_min_macs and tma_path(facts, M, N, K, 0, captured) and \
+    th = thresholds.for_device(facts)
+    return th.gluon_cluster and M * N * K >= th.gluon_min_macs and tma_path(facts, M, N, K, 0, captured) and \
         _gluon_takes(a, b, c, bias, activation, scales)

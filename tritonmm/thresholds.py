@@ -54,9 +54,11 @@ class Thresholds(NamedTuple):
     # Programmatic dependent launch on Hopper (design.md: pdl).
     pdl: bool = True
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
-    # runs on Hopper (design.md: gluon-gemm), on its clusters where B's rows are 16 but not 32 bytes apart
-    # (design.md: gluon-misaligned); infinite: never.
+    # runs on Hopper (design.md: gluon-gemm); infinite: never.
     gluon_min_macs: float = 2 ** 37
+    # Those whose B rows are 16 but not 32 bytes apart run on its clusters, read as they are (design.md:
+    # gluon-misaligned).
+    gluon_cluster: bool = True
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32
