@@ -53,9 +53,9 @@ def test_older_triton_is_refused_with_a_reason():
 
 
 def test_version_parsing():
-    assert gluon_gemm._version("3.8.0") == (3, 8)
-    assert gluon_gemm._version("3.10.0rc1") == (3, 10)
-    assert gluon_gemm._version("3.7.1+git1a2b3c") == (3, 7)
+    from tritonmm.kernels import version
+    assert version("3.8.0") == (3, 8) and version("3.10.0rc1") == (3, 10) and version("3.7.1+git1a2b3c") == (3, 7)
+    assert version("2.11.0+cu130") == (2, 11)
 
 
 def test_available_here_says_why_not():
@@ -305,6 +305,36 @@ def _gluon_runs(monkeypatch) -> list:
 
 def _nan_out(M, N):
     return torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+
+
+@pytest.mark.skipif(not HAS_GLUON, reason="the Gluon GEMM needs Triton >= 3.8")
+def test_relaunch_repoints_gluon_descriptors(monkeypatch):
+    """A cached Gluon launch (fast_launch.Compiled over the kernel's three descriptors) hands the launcher copies of
+    its first launch's descriptors re-pointed at each call's A, B and C, layouts and blocks kept, then M, N, K and
+    the constexprs; the bias and scales a relaunch passes are not the kernel's."""
+    from tritonmm import fast_launch
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    blocks = gluon_gemm._blocks("cluster", False, torch.bfloat16)
+    first = [torch.empty(256, 128, dtype=torch.bfloat16) for _ in range(3)]
+    descs = [gluon_gemm.TensorDescriptor(t, list(t.shape), [128, 1], block, layout)
+             for t, (block, layout) in zip(first, blocks.values())]
+
+    class Recording:
+        function, packed_metadata = "function", "metadata"
+
+        def __init__(self):
+            self.calls = []
+
+        def run(self, *args):
+            self.calls.append(args)
+    kernel = Recording()
+    compiled = fast_launch.Compiled(kernel, (64,), (256, 128, 128, False, 4, 1), descs, tensors=3)
+    now = [torch.empty(256, 128, dtype=torch.bfloat16) for _ in range(3)]
+    assert compiled((*now, None, None, None), 0)
+    args = kernel.calls[0][9:]
+    assert [d.base for d in args[:3]] == now and [d.layout for d in args[:3]] == [d.layout for d in descs]
+    assert [d.block_shape for d in args[:3]] == [d.block_shape for d in descs] and args[3:] == (256, 128, 128, False, 4, 1)
+    assert all(d.base is t for d, t in zip(descs, first))  # the cached ones keep pointing where they did
 
 
 @pytest.mark.gpu

@@ -196,7 +196,8 @@ def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
 def test_compile_leaves_every_product_to_the_planner_where_torch_cannot_read_the_kernels(device, monkeypatch):
     """Where torch cannot tell which tensors a Triton kernel writes (torch 2.11 beside Triton >= 3.8:
     library.TRACE_KERNELS false; design.md: traced-views), a small product that would be traced to its kernel
-    reaches the graph as the opaque operator, which runs the planner on real tensors; static and dynamic shapes."""
+    reaches the graph as the opaque operator, which runs the planner on real tensors; static and dynamic shapes.
+    (In the interpreter every operator is opaque already: there only the results are checked.)"""
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
     from tritonmm import library, planner, validation

@@ -100,8 +100,8 @@ class Compiled:
     ``descriptors``: for a TMA kernel, the fitted descriptors of its first launch, which each
     relaunch re-points at its own A, B and C (C where it is stored through one; Triton encodes the
     tensor maps at launch). They are kept without their tensors: a cache entry must not keep a call's
-    operands alive. ``tensors``: how many of the tensors each call passes the kernel takes (the Gluon kernel: A, B
-    and C of relaunch.py's A, B, C, bias and scales); None: all."""
+    operands alive. ``tensors``: how many of the tensors each call passes the kernel takes, the first ones (a
+    kernel whose only tensors are its descriptors); None: all."""
 
     def __init__(self, compiled_kernel, grid, args_after_tensors: tuple, descriptors=None, tensors=None):
         self.run = compiled_kernel.run  # a property: loads the module and function first

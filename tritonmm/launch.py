@@ -6,8 +6,8 @@ from . import config_space, fast_launch, thresholds, validation
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 
 # The Gluon kernel's schedules the planner runs: where rules.gluon says, one consumer partition of 8 warps on
-# 128x256x64 tiles, 3 stages, C staged whole (design.md: gluon-gemm); where rules.gluon_cluster says, the same tiles
-# in 2-CTA clusters that multicast B (design.md: gluon-misaligned).
+# 128x256x64 tiles, 3 stages, C staged whole (design.md: gluon-gemm); where rules.gluon_cluster says, 128x256x64
+# tiles in 2-CTA clusters that multicast B, 4 stages, C stored in halves (design.md: gluon-misaligned).
 GLUON_SCHEDULE = "cooperative-s3"
 GLUON_CLUSTER_SCHEDULE = "cluster"
 

@@ -4,7 +4,8 @@ Three operators, each ``torch.library.triton_op`` over planner.product, so torch
 through them to the Triton kernels (``wrap_triton``) with no graph break, and their fake
 implementation comes from the same code run on fake tensors (two more, eager_product and
 scaled_mm, are opaque ways into a graph, for products that take the TMA kernel or split K, for
-every product inductor_pass.py rewrites, and for FP8 products: _planned says why):
+every product where torch cannot read Triton's kernels (TRACE_KERNELS), for every product
+inductor_pass.py rewrites, and for FP8 products: _planned says why):
 
     tritonmm::mm(a, b, precision, config)                          a (M, K) @ b (K, N)
     tritonmm::bmm(a, b, precision, config)                         (Z, M, K) @ (Z, K, N)
@@ -24,6 +25,7 @@ import torch
 import triton
 
 from . import config_space, planner, rules, validation
+from .kernels import version
 
 
 def _register(name: str):
@@ -43,14 +45,10 @@ def _pinned(config):
     return None if config is None else config_space.from_list(config)
 
 
-def _version(text: str) -> tuple:
-    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])
-
-
 # torch 2.11 cannot read which tensors a Triton >= 3.8 kernel writes (its generate_ttir: "Function argument index
 # out of range"), so it takes every tensor a traced kernel gets as written; under dynamic shapes inductor's pattern
 # matcher then fails. There every traced product goes into the graph opaque (design.md: traced-views).
-TRACE_KERNELS = not (_version(torch.__version__) < (2, 12) and _version(triton.__version__) >= (3, 8))
+TRACE_KERNELS = not (version(torch.__version__) < (2, 12) and version(triton.__version__) >= (3, 8))
 
 
 def _planned(a, b, bias, activation: str, precision: str, config) -> torch.Tensor:
@@ -104,8 +102,8 @@ def _opaque(schema: str, fake):
          fake=lambda a, b, bias, activation, precision, config=None: a.new_empty((*a.shape[:-1], b.shape[-1])))
 def eager_product(a, b, bias, activation, precision, config=None):
     """planner.product, run when a compiled graph runs rather than traced into it: the graph's
-    path for products that take the TMA kernel or split K (_planned says why), and every product the
-    inductor pass rewrites (2-D, or 3-D batched). Opaque to inductor, so it keeps tritonmm's own path
+    path for products that take the TMA kernel or split K, and for every product where TRACE_KERNELS is false
+    (_planned says why), and every product the inductor pass rewrites (2-D, or 3-D batched). Opaque to inductor, so it keeps tritonmm's own path
     choice, tuned configs and launch cache."""
     return planner.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 

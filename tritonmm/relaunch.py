@@ -62,10 +62,11 @@ def cached(k):
 
 def remember(k, ready, product, cfg, a, b, out) -> None:
     """Caches the launches ``ready`` (Product.compiled) that product made under cfg, under key k; product None: one
-    launch on the caller's operands as they are (the Gluon kernel's, planner.as_given_gluon)."""
+    launch on the caller's operands as they are (the Gluon kernel's, planner.as_given_gluon), cfg only a label."""
     rows = product.row_ranges(cfg) if product is not None else None
     # split-K's workspace shape, as Product.steps made it
-    workspace = (product.split(cfg), product.M, product.N) if len(ready) > 1 and not rows else None
+    workspace = (product.split(cfg), product.M, product.N) if product is not None and len(ready) > 1 and not rows \
+        else None
     staged = product is not None and product.staged and not config_space.is_gemv(cfg)
     index = device.index(a.device) if a.device.type == "cuda" else None
     fast_launch.remember(_entries, k, Entry(tuple(ready), workspace, tuple(layout.span(t) for t in (a, b, out)),

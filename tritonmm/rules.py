@@ -74,12 +74,18 @@ def presplit(facts, M, N, K, captured: bool) -> bool:
     return tma_path(facts, M, N, K, 0, captured) and M * N * K >= th.tf32x3_split_min_macs_per_byte * 12 * (M + N) * K
 
 
+def _slow_rows(source) -> bool:
+    """Whether a TMA source's rows are 16-bit and 16 but not 32 bytes apart, which TMA reads in about three L2
+    requests a row where aligned rows take one (design.md: row-realign-cost)."""
+    return source.element_size() == 2 and layout.row_bytes(source) % 32 == 16
+
+
 def realign(facts, source, macs: int, operand: int) -> bool:
     """Whether a 16-bit TMA source (tma_source's matrix) of operand 0 (A) or 1 (B), readable as it is, is copied
     into rows ROW_ALIGN_BYTES apart first: where its rows are 16 but not 32 bytes apart (rows 32 or 64 bytes
     apart cost the kernel too little to pay for the copy) and the product does enough multiply-adds per byte
     the copy moves (realign_min_macs_per_byte_a / _b)."""
-    if source.element_size() != 2 or layout.row_bytes(source) % 32 != 16:
+    if not _slow_rows(source):
         return False
     th = thresholds.for_device(facts)
     bar = th.realign_min_macs_per_byte_b if operand else th.realign_min_macs_per_byte_a
@@ -162,14 +168,14 @@ def gluon(facts, a, b, c, bias, activation: str, scales) -> bool:
 
 def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:
     """Whether a product of the Gluon kernel's class (gluon_min_macs) runs on its 2-CTA cluster schedule over the
-    caller's operands as they are, without realign's copies: B's rows are 16 but not 32 bytes apart (realign's
-    class), which TMA reads in about three L2 requests a row where aligned rows take one, and a cluster loads each
-    B tile once for both its CTAs (multicast), halving those requests. For products the TMA kernel would run
-    (tma_path), one _gluon_takes (design.md: gluon-misaligned)."""
-    if a.dim() != 2 or not facts.tma:
+    caller's operands as they are, without realign's copies: B's rows are 16 but not 32 bytes apart (_slow_rows),
+    and a cluster loads each B tile once for both its CTAs (multicast), halving the L2 requests such rows cost.
+    For products the TMA kernel would run as they are (tma_path with nothing staged: _gluon_takes asks that TMA
+    reads both operands), one _gluon_takes (design.md: gluon-misaligned)."""
+    if a.dim() != 2:
         return False
     source_b = layout.tma_source(b)
-    if source_b is None or b.element_size() != 2 or layout.row_bytes(source_b[0]) % 32 != 16:
+    if source_b is None or not _slow_rows(source_b[0]):
         return False
     (M, K), N = a.shape, b.shape[1]
     th = thresholds.for_device(facts)

@@ -15,3 +15,9 @@ issues tensor-core instructions.
 * ``gluon_gemm``: the same product in Gluon (Triton >= 3.8), warp-specialized; ``gluon_build`` compiles it for
   sm_90a without a GPU and reads ptxas's report.
 """
+
+
+def version(text: str) -> tuple:
+    """(major, minor) of a version string such as "3.8.0", "3.10.0rc1" or "2.11.0+cu130": the gates on Triton's and
+    torch's versions (gluon_gemm, tritonmm.library) read it."""
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])

@@ -38,13 +38,11 @@ import torch
 import triton
 import triton.language as tl
 
-
-def _version(text: str) -> tuple:
-    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])
+from . import version
 
 
 try:
-    if _version(triton.__version__) < (3, 8):
+    if version(triton.__version__) < (3, 8):
         raise ImportError(f"Triton {triton.__version__} is installed; the Gluon GEMM needs Triton >= 3.8 "
                           "(its Gluon: tma.async_load, multicast, warp_specialize with register counts)")
     from triton.experimental import gluon
@@ -357,7 +355,8 @@ def run(a, b, out, schedule: str) -> tuple:
     with torch.cuda.device(a.device):
         grid = (min(_programs(schedule, b_kmajor, args), triton.cdiv(M, BLOCK_M * ctas) * triton.cdiv(N, tile_n)), )
         compiled = gluon_gemm_kernel[grid](*args, **constexprs, **options)
-    return out, (compiled, grid, args[:3], (*args[3:], *constexprs.values()))
+    named = dict(zip(gluon_gemm_kernel.arg_names, args), **constexprs)  # in the signature's order, as the launcher
+    return out, (compiled, grid, args[:3], tuple(named[n] for n in gluon_gemm_kernel.arg_names[3:]))
 
 
 _CLUSTERS = {}
