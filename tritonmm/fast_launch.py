@@ -25,10 +25,10 @@ import inspect
 import triton
 
 from . import validation
+from .kernels import version
 
-_VERSION = tuple(int(part) for part in triton.__version__.split(".")[:2])
 # The call signature below was read in the 3.6, 3.7, 3.8 and 3.9 sources (JITFunction.run).
-SUPPORTED = (3, 6) <= _VERSION <= (3, 9) and not validation.interpreting()
+SUPPORTED = (3, 6) <= version(triton.__version__) <= (3, 9) and not validation.interpreting()
 _state = {"enabled": SUPPORTED}
 
 # Tensor-map expansions kept per descriptor of a compiled launch, by the address they describe: the

@@ -170,14 +170,12 @@ def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool)
     """Whether a product of the Gluon kernel's class (gluon_min_macs) runs on its 2-CTA cluster schedule over the
     caller's operands as they are, without realign's copies: B's rows are 16 but not 32 bytes apart (_slow_rows),
     and a cluster loads each B tile once for both its CTAs (multicast), halving the L2 requests such rows cost.
-    For products the TMA kernel would run as they are (tma_path with nothing staged: _gluon_takes asks that TMA
-    reads both operands), one _gluon_takes (design.md: gluon-misaligned)."""
-    if a.dim() != 2:
+    For products of gluon's class that the TMA kernel would run as they are (tma_path with nothing staged:
+    _gluon_takes asks that TMA reads both operands; design.md: gluon-misaligned)."""
+    if a.dim() != 2 or not thresholds.for_device(facts).gluon_cluster:
         return False
     source_b = layout.tma_source(b)
     if source_b is None or not _slow_rows(source_b[0]):
         return False
     (M, K), N = a.shape, b.shape[1]
-    th = thresholds.for_device(facts)
-    return th.gluon_cluster and M * N * K >= th.gluon_min_macs and tma_path(facts, M, N, K, 0, captured) and \
-        _gluon_takes(a, b, c, bias, activation, scales)
+    return gluon(facts, a, b, c, bias, activation, scales) and tma_path(facts, M, N, K, 0, captured)

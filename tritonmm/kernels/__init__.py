@@ -19,5 +19,5 @@ issues tensor-core instructions.
 
 def version(text: str) -> tuple:
     """(major, minor) of a version string such as "3.8.0", "3.10.0rc1" or "2.11.0+cu130": the gates on Triton's and
-    torch's versions (gluon_gemm, tritonmm.library) read it."""
+    torch's versions (gluon_gemm, tritonmm.library, tritonmm.fast_launch) read it."""
     return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])
