@@ -46,7 +46,7 @@ from tritonmm.precision import resolve_precision  # noqa: E402
 from tritonmm.tune import parse_shape  # noqa: E402
 
 from . import first_call, fp8, impls, model_bench, ncu, report, scaling, sweep, traffic  # noqa: E402
-from .common import copies, device_ms, rel_err, tuning_state  # noqa: E402
+from .common import copies, device_ms, rel_err, native_state, tuning_state  # noqa: E402
 from .progress import Steps, phase  # noqa: E402
 
 PRESETS = {
@@ -313,7 +313,7 @@ def run_meta(argv) -> dict:
                 triton=triton.__version__, python=platform.python_version(), date=datetime.date.today().isoformat(),
                 command="python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
                 tritonmm_configs=tuning_state() if torch.cuda.is_available() else "the CPU interpreter's heuristic",
-                phases={})
+                native_dispatch=native_state(), phases={})
 
 
 def run_sweep(args, meta) -> int:

@@ -5,7 +5,7 @@ the fp8 measurement (bench/fp8.py) and the tests measure alike.
 """
 import torch
 
-from tritonmm import timing, validation
+from tritonmm import native, timing, validation
 from tritonmm.planner import chosen
 
 # Above this many multiply-adds the float64 reference is skipped (error shown as '-'): on a GPU
@@ -42,6 +42,14 @@ def tuning_on() -> bool:
     """Whether tritonmm tunes a shape the tuning cache does not hold, as TRITONMM_AUTOTUNE says: python -m bench
     sets it for its runs (1, or 0 for --quick) unless the environment already does."""
     return validation.autotune_enabled(default=True)
+
+
+def native_state() -> str:
+    """Whether use_tritonmm()'s aten::mm and addmm and tritonmm.linear repeat products from C++ in this process
+    (tritonmm.native: TRITONMM_NATIVE and a build on disk), for the tables' headers."""
+    if native.module() is not None:
+        return "on (native.cpp repeats aten::mm, addmm and tritonmm.linear calls seen before; python -m tritonmm.native)"
+    return "off (override's Python kernels; TRITONMM_NATIVE=0, or no build of native.cpp: python -m tritonmm.native)"
 
 
 def tuning_state() -> str:

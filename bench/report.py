@@ -42,6 +42,8 @@ def page_header(meta: dict) -> list:
              f"- Command: `{got['command']}`"]
     if meta.get("tritonmm_configs"):
         lines.append(f"- tritonmm's configs: {meta['tritonmm_configs']}")
+    if meta.get("native_dispatch"):
+        lines.append(f"- Native dispatch: {meta['native_dispatch']}")
     if meta.get("phases"):
         lines.append("- Wall time by phase: " + ", ".join(f"{name} {s:.0f} s" for name, s in meta["phases"].items()))
     return lines

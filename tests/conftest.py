@@ -17,6 +17,9 @@ os.environ["TRITONMM_CACHE_DIR"] = tempfile.mkdtemp(prefix="tritonmm-test-cache-
 # its own (test_gpu_every_config_of_the_space_is_correct), and tuning dozens of shape
 # buckets would only repeat that slowly.
 os.environ.setdefault("TRITONMM_AUTOTUNE", "0")
+# Override's Python kernels, whatever build of native.cpp is on disk: tests count the products that reach the planner
+# (a call native.cpp repeats does not); tests/test_native.py turns it on.
+os.environ["TRITONMM_NATIVE"] = "0"
 
 import pytest  # noqa: E402
 

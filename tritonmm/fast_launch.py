@@ -62,6 +62,18 @@ def _rebase(desc, tensor):
 # expands each (make_tensordesc_arg) before calling the C function. Read in the 3.6.0 sources.
 _LAUNCHER_CALL_36 = ["self", "gridX", "gridY", "gridZ", "stream", "function", "args"]
 _EXPANDER_CELLS_36 = {"launcher", "tensordesc_indices", "tensordesc_meta"}
+_ARGS_FORMAT_36 = "iiiKKppOOOOOO"  # the C launch function's leading arguments (driver._BASE_ARGS_FORMAT)
+
+
+def launcher_36() -> bool:
+    """Whether direct launches are on and Triton's CUDA launcher has 3.6's argument layout (below)."""
+    if not enabled():
+        return False
+    try:
+        from triton.backends.nvidia import driver as nvidia
+    except ImportError:
+        return False
+    return getattr(nvidia, "_BASE_ARGS_FORMAT", None) == _ARGS_FORMAT_36
 
 
 def unwrapped(run, descriptors: int):
@@ -71,7 +83,7 @@ def unwrapped(run, descriptors: int):
     try:
         from triton.backends.nvidia import driver as nvidia
         if list(inspect.signature(type(run).__call__).parameters) != _LAUNCHER_CALL_36 or \
-                getattr(nvidia, "_BASE_ARGS_FORMAT", None) != "iiiKKppOOOOOO" or \
+                getattr(nvidia, "_BASE_ARGS_FORMAT", None) != _ARGS_FORMAT_36 or \
                 run.global_scratch_size or run.profile_scratch_size:
             return None
         launch = run.launch

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from . import config_space, library, planner, relaunch, validation
+from . import config_space, library, native, planner, relaunch, validation
 from .precision import resolve_precision, set_float32_default
 
 
@@ -131,14 +131,21 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     """
     # The relaunch path for a (N,) bias only: the aten override caches addmm's products, whose
     # biases may be matrices or scalars, under keys a linear call could otherwise match.
+    known = False  # native.repeat's answer: None, a product C++ has not seen yet
     if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
             and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
         # A plain 2-D x as it is: reshape and view cost 1-2 us a call on the host. (A Parameter's
         # reshape is a plain Tensor, the type the full path's key holds.)
         x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+        if activation is None and input_precision is None:  # from C++ where it can (native.py)
+            known = native.repeat(x2, weight, bias)
+            if known is not None and known is not False:
+                return known if x2 is x else known.view((*x.shape[:-1], weight.shape[0]))
         y = relaunch.lookup(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
                           True, b_transposed=True)
         if y is not None:
+            if known is None:
+                _remember_native(x2, weight, bias)
             return y if x2 is x else y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)
     precision, pinned = _common(x.dtype, config, input_precision)
@@ -150,7 +157,15 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
             y = planner.epilogue_reference(y, None, activation)
     else:
         y = planner.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned)
+        if known is None:
+            _remember_native(x2, weight, bias)
     return y.view((*x.shape[:-1], weight.shape[0]))
+
+
+def _remember_native(x2, weight, bias) -> None:
+    """linear's product x2 @ weight.T + bias, just run, given to native.cpp to repeat (or to leave to Python)."""
+    key = relaunch.key(x2, weight, None, bias, "none", resolve_precision(x2.dtype, None), b_transposed=True)
+    native.remember(x2, weight.T, bias, relaunch.cached(key))
 
 
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16):

@@ -24,7 +24,7 @@ import warnings
 
 import torch
 
-from . import planner
+from . import native, planner, relaunch
 from .routing import default_precision, dispatch_keys, takes
 
 _state = {"lib": None}
@@ -64,6 +64,24 @@ def _addmm(aten, keyset, bias, a, b, *, beta=1, alpha=1, **out):
     return aten.call_boxed(keyset, bias, a, b, beta=beta, alpha=alpha, **out)
 
 
+# For native.cpp's kernels, the calls it does not repeat: _mm's and _addmm's result, and where ``describe`` asks,
+# how to repeat it (native.describe of the relaunch entry the call made or used; None where aten ran it).
+def _native_mm(aten, keyset, a, b, describe: bool):
+    out = _mm(aten, keyset, a, b)
+    return out, _description(a, b, None) if describe else None
+
+
+def _native_addmm(aten, keyset, bias, a, b, beta, alpha, describe: bool):
+    out = _addmm(aten, keyset, bias, a, b, beta=beta, alpha=alpha)
+    return out, _description(a, b, bias) if describe else None
+
+
+def _description(a, b, bias):
+    return native.describe(relaunch.cached(relaunch.key(a, b, None, bias, "none", default_precision(a.dtype))))
+
+
+_NATIVE = {"mm": _native_mm, "addmm": _native_addmm}  # in native.install's order
+
 _IMPLS = {"mm": _mm, "mm.out": _mm, "bmm": _bmm, "bmm.out": _bmm, "addmm": _addmm, "addmm.out": _addmm}
 
 
@@ -86,13 +104,20 @@ def enable() -> None:
         override = {"allow_override": True} if "allow_override" in inspect.signature(lib.impl).parameters else {}
         # aten's kernels, every one fetched before any is replaced.
         kernels = {(name, key): _get_kernel(f"aten::{name}", key) for name in _IMPLS for key in dispatch_keys()}
+        # aten::mm and addmm on CUDA in C++ where native.py's build is loaded: repeated calls skip Python.
+        repeats = native.module() is not None
         with warnings.catch_warnings():
             # Replacing aten's CUDA kernels is what enabling asks for; torch 2.11-2.12 warned about it once a
             # process ("Overriding a previously registered kernel", after a first line of its own).
             warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
             for (name, key), aten in kernels.items():
-                lib.impl(name, functools.partial(_IMPLS[name], aten), key, with_keyset=True, **override)
+                if not (repeats and key == "CUDA" and name in _NATIVE):
+                    lib.impl(name, functools.partial(_IMPLS[name], aten), key, with_keyset=True, **override)
+        if repeats:
+            cuda = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+            native.install(*(functools.partial(_NATIVE[name], kernels[name, "CUDA"], cuda) for name in _NATIVE))
     except BaseException:  # half enabled is not a state: back to aten's kernels and the user's pass
+        native.uninstall()
         lib._destroy()
         inductor_pass.uninstall()
         raise
@@ -103,6 +128,7 @@ def disable() -> None:
     """Gives aten its own kernels back, and inductor the post-grad pass it had before enable()."""
     lib, _state["lib"] = _state["lib"], None
     if lib is not None:
+        native.uninstall()
         lib._destroy()
         from . import inductor_pass
         inductor_pass.uninstall()

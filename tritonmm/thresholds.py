@@ -15,6 +15,8 @@ other values are never reused (relaunch.launch_key keys on OVERRIDES).
 import contextlib
 from typing import NamedTuple
 
+from . import native
+
 
 class Thresholds(NamedTuple):
     # Multiply-adds from which aligned products take the TMA kernel (design.md: tma-threshold).
@@ -95,8 +97,10 @@ def override(**fields):
         raise TypeError(f"unknown threshold(s) {sorted(unknown)}; the fields are {Thresholds._fields}")
     saved = dict(OVERRIDES)
     OVERRIDES.update(fields)
+    native.clear()  # its repeated products hold no overrides in their keys
     try:
         yield
     finally:
         OVERRIDES.clear()
         OVERRIDES.update(saved)
+        native.clear()

@@ -18,7 +18,7 @@ import triton
 from triton.compiler.errors import CompileTimeAssertionFailure
 from triton.runtime.errors import OutOfResources, PTXASError
 
-from . import cache, thresholds, timing, validation
+from . import cache, native, thresholds, timing, validation
 
 _memory: dict = {}  # Product.tuning_key -> triton.Config, this process
 generation = 0  # bumped whenever _memory changes meaning (a tune, forget()): relaunch.key keys launches on it
@@ -129,6 +129,7 @@ def _remember(key, cfg) -> None:
     global generation
     if key in _memory and _memory[key] != cfg:
         generation += 1
+        native.clear()
     _memory[key] = cfg
 
 
@@ -137,3 +138,4 @@ def forget() -> None:
     global generation
     _memory.clear()
     generation += 1
+    native.clear()

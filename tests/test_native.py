@@ -1,0 +1,184 @@
+"""native.cpp: aten::mm's and addmm's CUDA kernels in C++ under use_tritonmm(), and tritonmm.linear's fast
+path, repeating earlier calls' launches.
+
+Without a GPU: the extension compiles (CUDA's headers needed, no GPU), registers and unregisters its kernels.
+On the GPU: every result against float64 on first (Python) and repeated (C++) calls, over the pointer
+kernel, split-K's two launches and the one-row kernel, with and without a bias, through aten and through
+tritonmm.linear; what it leaves to Python (TMA launches, float32, capture, beta) stays correct; the thresholds'
+overrides and disable() forget or remove it.
+"""
+import os
+from unittest import mock
+
+import pytest
+import torch
+
+import tritonmm
+from tritonmm import fast_launch, native, thresholds
+
+from conftest import HAS_GPU
+
+CUDA_HEADERS = os.path.exists(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda.h"))
+BOUND = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 2e-3}
+
+
+@pytest.fixture(scope="module")
+def module():
+    if not CUDA_HEADERS:
+        pytest.skip("no CUDA headers (CUDA_HOME)")
+    return native.build()
+
+
+@pytest.fixture
+def repeating(module, monkeypatch):
+    """use_tritonmm() with native.cpp installed for aten::mm (where Triton's launcher has 3.6's layout)."""
+    if not fast_launch.launcher_36():
+        pytest.skip("launches are described as Triton 3.6's launcher makes them")
+    monkeypatch.setenv("TRITONMM_NATIVE", "auto")
+    monkeypatch.setitem(native._state, "module", module)
+    tritonmm.disable()
+    with tritonmm.use_tritonmm():
+        assert native.stats() is not None, "enable() did not install native.cpp's kernel"
+        yield
+    assert native.stats() is None
+
+
+def dispatch_table() -> str:
+    return torch._C._dispatch_dump("aten::mm")
+
+
+@pytest.mark.nvcc
+def test_compiles_registers_and_unregisters(module):
+    """Installing puts native.cpp's kernel in aten::mm's CUDA slot, uninstalling gives the slot back; a kernel
+    registered twice is refused."""
+    before = dispatch_table(), torch._C._dispatch_dump("aten::addmm")
+    assert "native.cpp" not in before[0] + before[1]
+    module.install(lambda *args: None, lambda *args: None)
+    try:
+        assert "native.cpp" in dispatch_table() and "native.cpp" in torch._C._dispatch_dump("aten::addmm")
+        with pytest.raises(RuntimeError, match="already installed"):
+            module.install(lambda *args: None, lambda *args: None)
+    finally:
+        module.uninstall()
+    assert (dispatch_table(), torch._C._dispatch_dump("aten::addmm")) == before
+
+
+def test_mode_names_its_values(monkeypatch):
+    monkeypatch.setenv("TRITONMM_NATIVE", "yes")
+    with pytest.raises(ValueError, match="TRITONMM_NATIVE must be auto, 0 or 1"):
+        native.mode()
+    monkeypatch.setenv("TRITONMM_NATIVE", "0")
+    monkeypatch.setitem(native._state, "module", object())  # even where a build is loaded
+    assert native.module() is None
+
+
+def nan_backed(shape, dtype):
+    """Frees a NaN-filled block of the result's size first, so that a result the kernel leaves unwritten shows."""
+    torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+    torch.cuda.synchronize()
+
+
+def check(a, b, bias=None, linear=False):
+    """torch.mm (torch.addmm with a bias), or tritonmm.linear of a and b.T, against float64."""
+    ref = a.double() @ b.double() + (0 if bias is None else bias.double())
+    nan_backed(ref.shape, a.dtype)
+    if linear:
+        out = tritonmm.linear(a, b.T, bias)
+    else:
+        out = torch.mm(a, b) if bias is None else torch.addmm(bias, a, b)
+    assert out.shape == ref.shape and out.dtype == a.dtype
+    err = ((out.double() - ref).norm() / ref.norm()).item()
+    assert err < BOUND[a.dtype], err
+
+
+# (M, N, K, A transposed): decode rows against weights read as W.T (split-K and whole tiles), one row (the
+# one-row kernel), odd sizes, a column-major A.
+SHAPES = [(8, 4096, 4096, False), (8, 1024, 4096, False), (8, 14336, 4096, False), (1, 4096, 4096, False),
+          (5, 1000, 4104, False), (37, 2049, 777, False), (64, 512, 1536, True)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("M,N,K,a_t", SHAPES)
+@pytest.mark.parametrize("call", ["mm", "addmm", "linear", "linear+bias"])
+def test_gpu_repeated_products_match_float64(repeating, M, N, K, a_t, dtype, call):
+    def operands():
+        a = (torch.randn(K, M, device="cuda").T if a_t else torch.randn(M, K, device="cuda")).to(dtype)
+        w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dtype)
+        bias = torch.randn(N, device="cuda").to(dtype) if call in ("addmm", "linear+bias") else None
+        return a, w.T, bias
+    hits, misses, _, _ = native.stats()
+    check(*operands(), linear=call.startswith("linear"))  # first: Python plans it
+    assert native.stats()[1] > misses
+    for _ in range(3):  # then repeated, with fresh operands at other addresses
+        check(*operands(), linear=call.startswith("linear"))
+    assert native.stats()[0] == hits + 3
+
+
+@pytest.mark.gpu
+def test_gpu_decode_products_repeat_from_cpp(repeating):
+    """The products of an eager decode step (the pointer kernel, whole or split) are repeated from C++."""
+    for N in (4096, 1024):
+        a, w = torch.randn(8, 4096, device="cuda").bfloat16(), torch.randn(N, 4096, device="cuda").bfloat16()
+        torch.nn.functional.linear(a, w)
+    assert native.stats()[3] == 2
+
+
+@pytest.mark.gpu
+def test_gpu_what_it_leaves_to_python_stays_correct(repeating):
+    """A product on the TMA kernel (descriptors), float32 and a captured product run through Python, correct."""
+    a, b = torch.randn(1030, 2048, device="cuda").bfloat16(), torch.randn(2048, 1536, device="cuda").bfloat16()
+    for _ in range(3):
+        check(a, b)
+    assert native.stats()[3] == 0  # its entry says: Python
+    f_a, f_b = torch.randn(33, 65, device="cuda"), torch.randn(65, 17, device="cuda")
+    counts = native.stats()[:2]
+    check(f_a, f_b)
+    assert native.stats()[:2] == counts  # float32: not looked up
+    a, b = torch.randn(8, 256, device="cuda").half(), torch.randn(256, 128, device="cuda").half()
+    bias = torch.randn(128, device="cuda").half()
+    for _ in range(2):  # beta and alpha other than 1: aten's (through Python), not looked up
+        out = torch.addmm(bias, a, b, beta=0.5, alpha=2)
+        ref = 0.5 * bias.double() + 2 * (a.double() @ b.double())
+        assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
+    assert native.stats()[:2] == counts
+    x, w = torch.randn(8, 4096, device="cuda").bfloat16(), torch.randn(4096, 4096, device="cuda").bfloat16()
+    torch.mm(x, w.T)
+    torch.mm(x, w.T)
+    graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.mm(x, w.T)
+    torch.cuda.current_stream().wait_stream(stream)
+    with torch.cuda.graph(graph):
+        out = torch.mm(x, w.T)
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = x.double() @ w.double().T
+    assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.bfloat16]
+
+
+@pytest.mark.gpu
+def test_gpu_overrides_and_disable_forget_it(repeating):
+    a, b = torch.randn(8, 4096, device="cuda").bfloat16(), torch.randn(4096, 4096, device="cuda").bfloat16()
+    torch.mm(a, b)
+    assert native.stats()[2] == 1
+    with thresholds.override(few_tiles_per_sm=0):
+        assert native.stats()[2] == 0  # planned again under the override
+        check(a, b)
+    assert native.stats()[2] == 0
+    tritonmm.disable()
+    assert native.stats() is None and "native.cpp" not in torch._C._dispatch_dump("aten::mm")
+
+
+@pytest.mark.skipif(HAS_GPU, reason="without CUDA only")
+def test_not_built_or_used_without_cuda(monkeypatch):
+    """Without CUDA nothing is built or loaded, even where TRITONMM_NATIVE asks to build; linear's fast path
+    says so (False: Python serves it)."""
+    monkeypatch.setenv("TRITONMM_NATIVE", "1")
+    monkeypatch.setitem(native._state, "module", None)
+    monkeypatch.setitem(native._state, "resolved", False)
+    with mock.patch.object(native, "build", side_effect=AssertionError("built without CUDA")):
+        assert native.module() is None
+        assert native.repeat(torch.randn(2, 3), torch.randn(4, 3), None) is False

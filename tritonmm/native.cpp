@@ -1,0 +1,329 @@
+// aten::mm and addmm on CUDA, and tritonmm.linear, without Python on a repeated call: the relaunch cache
+// (tritonmm/relaunch.py) in C++.
+//
+// use_tritonmm() registers Python kernels for aten's products; every call then crosses from the
+// dispatcher into Python, builds the relaunch key, allocates the result and calls Triton's C launcher,
+// which parses each argument again (data_ptr() through Python, cuPointerGetAttribute for each pointer).
+// On a slow host that is 17-38 us a product more than aten's own kernel (design.md: native-dispatch), and
+// a decode step is nothing but such calls. Here the CUDA kernels for aten::mm and addmm are this file's: a
+// product whose facts (dtype, device, sizes, strides and 16-byte alignment of the operands and the bias)
+// equal an earlier call's launches that call's kernels directly with cuLaunchKernelEx; anything else (a
+// first call, a product the cache cannot hold, a stream being captured) goes to the Python kernel, which
+// plans and launches it and, where its launches can be repeated from here, describes them (native.py:
+// describe). tritonmm.linear asks the same cache from Python (repeat, remember), one call into C++.
+//
+// A launch is described as Triton 3.6's launcher would make it: the kernel's non-constexpr arguments in
+// signature order, then the global and profile scratch pointers (null: kernels that need scratch are not
+// taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute.
+#include <torch/extension.h>
+#include <torch/library.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+// Where a kernel argument's value comes from at launch (native.py: the same numbers).
+enum Source : int64_t { A = 0, B = 1, OUT = 2, WORKSPACE = 3, BIAS = 4, NULL_POINTER = 5, VALUE = 6 };
+
+struct Param {
+  int64_t source;
+  int64_t size;    // bytes the kernel reads (1, 2, 4 or 8)
+  uint64_t value;  // for VALUE
+};
+
+struct Launch {
+  CUfunction function;
+  unsigned grid[3];
+  unsigned threads;
+  unsigned shared;
+  bool pdl;
+  std::vector<Param> params;
+};
+
+struct Entry {
+  bool python = false;  // Python runs it every call (its launches cannot be repeated from here)
+  std::vector<int64_t> out_sizes, out_strides, workspace;  // workspace: split-K's fp32 (split, M, N), or empty
+  std::vector<Launch> launches;
+};
+
+// dtype, device, then sizes, strides and address mod 16 of a, b and the bias (bias: rank, then -1s if none).
+using Key = std::array<int64_t, 18>;
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t v : k) h = (h ^ static_cast<size_t>(v)) * 1099511628211ull;
+    return h;
+  }
+};
+
+// At most this many products; past it the cache starts over (fast_launch.CACHE_ENTRIES).
+constexpr size_t kMaxEntries = 4096;
+
+std::mutex entries_mutex;
+std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> entries;
+int64_t hits = 0, misses = 0;
+std::unique_ptr<torch::Library> library;
+// The Python kernels (install): mm(a, b, describe) and addmm(bias, a, b, beta, alpha, describe), each
+// returning (result, description or None).
+PyObject* python_mm = nullptr;
+PyObject* python_addmm = nullptr;
+
+int64_t low_bits(const at::Tensor& t) { return reinterpret_cast<intptr_t>(t.data_ptr()) & 15; }
+
+// Whether a product may be repeated: plain 16-bit matrices on one device, a bias (if any) of theirs, and
+// no capture (float32's precision follows a setting of torch's the key does not hold; captured products
+// plan otherwise: relaunch.key's capture fact).
+bool cacheable(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias) {
+  if (a.dim() != 2 || b.dim() != 2 || a.size(1) != b.size(0) || a.scalar_type() != b.scalar_type() ||
+      (a.scalar_type() != at::kBFloat16 && a.scalar_type() != at::kHalf) || !a.is_cuda() || a.device() != b.device())
+    return false;
+  if (bias && (bias->dim() < 1 || bias->dim() > 2 || bias->scalar_type() != a.scalar_type() ||
+               bias->device() != a.device()))
+    return false;
+  return c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None;
+}
+
+Key key_of(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias) {
+  Key k = {static_cast<int64_t>(a.scalar_type()), a.get_device(), a.size(0), a.size(1), a.stride(0), a.stride(1),
+           low_bits(a), b.size(1), b.stride(0), b.stride(1), low_bits(b), -1, -1, -1, -1, -1, -1, -1};
+  if (bias) {
+    const int64_t d = bias->dim();
+    k[11] = d;
+    k[12] = bias->size(0);
+    k[13] = bias->stride(0);
+    k[14] = d == 2 ? bias->size(1) : -1;
+    k[15] = d == 2 ? bias->stride(1) : -1;
+    k[16] = low_bits(*bias);
+  }
+  return k;
+}
+
+std::shared_ptr<const Entry> find(const Key& key) {
+  std::lock_guard<std::mutex> g(entries_mutex);
+  auto it = entries.find(key);
+  if (it == entries.end()) {
+    ++misses;
+    return nullptr;
+  }
+  ++hits;
+  return it->second;
+}
+
+using LaunchEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+
+LaunchEx launch_ex() {
+  static LaunchEx fn = [] {
+    void* handle = dlopen("libcuda.so.1", RTLD_LAZY);
+    return handle ? reinterpret_cast<LaunchEx>(dlsym(handle, "cuLaunchKernelEx")) : nullptr;
+  }();
+  TORCH_CHECK(fn, "tritonmm native dispatch: cuLaunchKernelEx not found in libcuda.so.1");
+  return fn;
+}
+
+at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias) {
+  c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor out = at::empty_strided(e.out_sizes, e.out_strides, a.options());
+  at::Tensor ws;
+  if (!e.workspace.empty()) ws = at::empty(e.workspace, a.options().dtype(at::kFloat));
+  auto address = [](const at::Tensor& t) { return reinterpret_cast<uint64_t>(t.data_ptr()); };
+  const uint64_t pointers[6] = {address(a), address(b), address(out), ws.defined() ? address(ws) : 0,
+                                bias ? address(*bias) : 0, 0};
+  CUstream stream = c10::cuda::getCurrentCUDAStream(a.get_device()).stream();
+  LaunchEx launch = launch_ex();
+  for (const Launch& l : e.launches) {
+    uint64_t slots[64];
+    void* args[64];
+    const size_t n = l.params.size();
+    for (size_t i = 0; i < n; ++i) {
+      const Param& p = l.params[i];
+      slots[i] = p.source == VALUE ? p.value : pointers[p.source];  // little-endian: the kernel reads the low bytes
+      args[i] = &slots[i];
+    }
+    CUlaunchAttribute attr;
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = l.grid[0];
+    config.gridDimY = l.grid[1];
+    config.gridDimZ = l.grid[2];
+    config.blockDimX = l.threads;
+    config.blockDimY = 1;
+    config.blockDimZ = 1;
+    config.sharedMemBytes = l.shared;
+    config.hStream = stream;
+    config.attrs = l.pdl ? &attr : nullptr;
+    config.numAttrs = l.pdl ? 1 : 0;
+    CUresult status = launch(&config, l.function, args, nullptr);
+    TORCH_CHECK(status == CUDA_SUCCESS, "tritonmm native dispatch: cuLaunchKernelEx failed with CUresult ",
+                static_cast<int>(status));
+  }
+  return out;
+}
+
+// An entry from native.describe's description (None: Python serves it). Called with the GIL held.
+std::shared_ptr<Entry> entry_of(const pybind11::object& spec) {
+  auto entry = std::make_shared<Entry>();
+  if (spec.is_none()) {
+    entry->python = true;
+    return entry;
+  }
+  auto t = spec.cast<pybind11::tuple>();
+  entry->out_sizes = t[0].cast<std::vector<int64_t>>();
+  entry->out_strides = t[1].cast<std::vector<int64_t>>();
+  entry->workspace = t[2].cast<std::vector<int64_t>>();
+  for (auto item : t[3].cast<pybind11::list>()) {
+    auto d = item.cast<pybind11::tuple>();
+    Launch l;
+    l.function = reinterpret_cast<CUfunction>(d[0].cast<uint64_t>());
+    auto grid = d[1].cast<std::vector<unsigned>>();
+    TORCH_CHECK(grid.size() == 3, "tritonmm native dispatch: a grid has three dimensions");
+    std::copy(grid.begin(), grid.end(), l.grid);
+    l.threads = d[2].cast<unsigned>();
+    l.shared = d[3].cast<unsigned>();
+    l.pdl = d[4].cast<bool>();
+    for (auto p : d[5].cast<pybind11::list>()) {
+      auto q = p.cast<pybind11::tuple>();
+      Param param{q[0].cast<int64_t>(), q[1].cast<int64_t>(), q[2].cast<uint64_t>()};
+      TORCH_CHECK(param.source >= A && param.source <= VALUE, "tritonmm native dispatch: unknown source");
+      l.params.push_back(param);
+    }
+    TORCH_CHECK(l.params.size() <= 64, "tritonmm native dispatch: more than 64 kernel arguments");
+    entry->launches.push_back(std::move(l));
+  }
+  return entry;
+}
+
+void store(const Key& key, std::shared_ptr<const Entry> entry) {
+  std::lock_guard<std::mutex> g(entries_mutex);
+  if (entries.size() >= kMaxEntries) entries.clear();
+  entries[key] = std::move(entry);
+}
+
+// A Python kernel's answer: its result, and with ``describe`` the entry its description makes.
+using Answer = std::pair<at::Tensor, std::shared_ptr<const Entry>>;
+
+// A product through the cache: repeated where its key is known, else ``python(describe)`` computes it
+// (describing it where it may be repeated, which makes its entry).
+template <typename Python>
+at::Tensor product(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias, Python python) {
+  if (!cacheable(a, b, bias)) return python(false).first;
+  const Key key = key_of(a, b, bias);
+  if (auto entry = find(key)) {
+    if (!entry->python) return run(*entry, a, b, bias);
+    return python(false).first;
+  }
+  Answer answer = python(true);
+  store(key, answer.second);
+  return answer.first;
+}
+
+// Calls a Python kernel (its arguments built by ``args`` under the GIL, as Python objects are).
+template <typename Args>
+Answer call(PyObject* kernel, bool describe, Args args) {
+  pybind11::gil_scoped_acquire gil;
+  TORCH_CHECK(kernel, "tritonmm native dispatch: called after uninstall");
+  pybind11::tuple answer = pybind11::reinterpret_borrow<pybind11::object>(kernel)(*args(), describe);
+  return {answer[0].cast<at::Tensor>(), describe ? entry_of(answer[1]) : nullptr};
+}
+
+pybind11::object scalar(const at::Scalar& s) {
+  if (s.isBoolean()) return pybind11::bool_(s.toBool());
+  if (s.isIntegral(false)) return pybind11::int_(s.toLong());
+  if (s.isComplex()) return pybind11::cast(s.toComplexDouble());
+  return pybind11::float_(s.toDouble());
+}
+
+bool is_one(const at::Scalar& s) {
+  return (s.isIntegral(false) && s.toLong() == 1) || (s.isFloatingPoint() && s.toDouble() == 1.0);
+}
+
+at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
+  return product(a, b, nullptr, [&](bool describe) {
+    return call(python_mm, describe, [&] { return pybind11::make_tuple(a, b); });
+  });
+}
+
+at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  auto python = [&](bool describe) {
+    return call(python_addmm, describe,
+                [&] { return pybind11::make_tuple(bias, a, b, scalar(beta), scalar(alpha)); });
+  };
+  if (!is_one(beta) || !is_one(alpha)) return python(false).first;
+  return product(a, b, &bias, python);
+}
+
+// tritonmm.linear's fast path: x @ weight.T (+ bias) repeated, or None (not known: Python plans it and
+// calls remember), or False (known: Python serves it).
+pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias) {
+  if (weight.dim() != 2) return pybind11::bool_(false);
+  const at::Tensor b = weight.t();
+  const at::Tensor* c = bias ? &*bias : nullptr;
+  if (!cacheable(x, b, c)) return pybind11::bool_(false);
+  auto entry = find(key_of(x, b, c));
+  if (!entry) return pybind11::none();
+  if (entry->python) return pybind11::bool_(false);
+  return pybind11::cast(run(*entry, x, b, c));
+}
+
+void remember(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
+              const pybind11::object& spec) {
+  const at::Tensor* c = bias ? &*bias : nullptr;
+  if (cacheable(a, b, c)) store(key_of(a, b, c), entry_of(spec));
+}
+
+void install(pybind11::object mm_kernel, pybind11::object addmm_kernel) {
+  TORCH_CHECK(!library, "tritonmm native dispatch: already installed");
+  // Replacing aten's kernels is what installing asks for: the dispatcher's warning about it is not shown.
+  struct Quiet : c10::WarningHandler {
+    void process(const c10::Warning&) override {}
+  } quiet;
+  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+  python_mm = mm_kernel.inc_ref().ptr();
+  python_addmm = addmm_kernel.inc_ref().ptr();
+  library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+  library->impl("mm", TORCH_FN(mm));
+  library->impl("addmm", TORCH_FN(addmm));
+}
+
+void clear() {
+  std::lock_guard<std::mutex> g(entries_mutex);
+  entries.clear();
+}
+
+void uninstall() {
+  library.reset();  // aten's kernels (or the ones registered before) are back
+  clear();
+  Py_XDECREF(python_mm);
+  Py_XDECREF(python_addmm);
+  python_mm = python_addmm = nullptr;
+}
+
+pybind11::tuple stats() {
+  std::lock_guard<std::mutex> g(entries_mutex);
+  size_t repeated = 0;
+  for (const auto& kv : entries) repeated += !kv.second->python;
+  return pybind11::make_tuple(hits, misses, entries.size(), repeated);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("install", &install, "register aten::mm's and addmm's CUDA kernels, with the Python kernels for misses");
+  m.def("uninstall", &uninstall, "remove the registrations and every entry");
+  m.def("clear", &clear, "forget every entry");
+  m.def("repeat", &repeat, "x @ weight.T (+ bias) repeated, None (unknown) or False (Python serves it)");
+  m.def("remember", &remember, "make a @ b (+ bias)'s entry from a description (None: Python serves it)");
+  m.def("stats", &stats, "(hits, misses, entries, entries repeated from C++)");
+}

@@ -1,0 +1,180 @@
+"""aten::mm's CUDA kernel in C++ (native.cpp) under use_tritonmm(): a repeated product launches without Python.
+
+The Python kernel that override.py registers costs a crossing into Python, the relaunch key and Triton's
+launcher on every call: on the H100 machine's host, 17-38 us a product more than aten's kernel, which is
+what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
+override.enable() registers native.cpp's kernel for aten::mm instead: a product whose dtype, device, sizes,
+strides and 16-byte alignments equal an earlier call's relaunches that call's kernels from C++; a first call
+(or a product whose launches it cannot repeat: staged copies, the TMA kernel's descriptors, float32, capture)
+goes to override's Python kernel, as without it, and ``describe`` tells the C++ side how to repeat it.
+
+TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it at enable() where it
+is not (about a minute, once per machine and source; torch's extension cache); "0" never uses it.
+``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6's launcher makes them
+(fast_launch.unwrapped: its layout), so other Triton versions keep the Python kernel.
+"""
+import hashlib
+import importlib.util
+import os
+import warnings
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("native.cpp")
+
+# Where a kernel argument comes from (native.cpp's Source).
+A, B, OUT, WORKSPACE, BIAS, NULL_POINTER, VALUE = range(7)
+# Bytes of each integer argument type of a Triton signature.
+INT_BYTES = {"i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
+
+# module: the loaded build; installed: its aten kernels registered; resolved: repeat() has looked for it.
+_state = {"module": None, "installed": False, "resolved": False}
+
+
+def mode() -> str:
+    value = os.environ.get("TRITONMM_NATIVE", "auto").strip().lower()
+    if value not in ("auto", "0", "1"):
+        raise ValueError(f"TRITONMM_NATIVE must be auto, 0 or 1, got {value!r}")
+    return value
+
+
+def name() -> str:
+    """The extension's name, with a hash of its source and of torch's version: either changed is another build
+    (torch's extension cache keys builds by Python and CUDA versions, not torch's, whose ABI it links)."""
+    import torch
+    return "tritonmm_native_" + hashlib.sha256(SOURCE.read_bytes() + torch.__version__.encode()).hexdigest()[:16]
+
+
+def build(verbose: bool = False):
+    """Compiles native.cpp (or loads torch's cached build of it) and returns the module."""
+    from torch.utils.cpp_extension import CUDA_HOME, load
+    if CUDA_HOME is None:
+        raise RuntimeError("tritonmm's native dispatch needs CUDA's headers: set CUDA_HOME")
+    # Host code only: CUDA's headers and c10's CUDA library, no nvcc and no architecture to compile for.
+    return load(name=name(), sources=[str(SOURCE)], extra_cflags=["-O2"], extra_include_paths=[f"{CUDA_HOME}/include"],
+                extra_ldflags=["-lc10_cuda"], verbose=verbose)
+
+
+def _on_disk():
+    """The module, where torch's extension cache holds its build; None otherwise (nothing is compiled)."""
+    from torch.utils.cpp_extension import _get_build_directory
+    path = Path(_get_build_directory(name(), False)) / f"{name()}.so"
+    if not path.exists():
+        return None
+    try:
+        spec = importlib.util.spec_from_file_location(name(), path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except (ImportError, OSError) as e:  # a broken build: the Python kernel serves, and says why once
+        warnings.warn(f"tritonmm: the native dispatch build at {path} did not load ({e}); rebuild it with "
+                      f"python -m tritonmm.native", RuntimeWarning, stacklevel=3)
+        return None
+    return module
+
+
+def module():
+    """The module override.enable() installs, or None: TRITONMM_NATIVE 0, no CUDA, a launcher layout other
+    than Triton 3.6's, or (auto) no build on disk."""
+    import torch
+    from . import fast_launch
+    if mode() == "0" or not torch.cuda.is_available() or not fast_launch.launcher_36():
+        return None
+    if _state["module"] is None:
+        _state["module"] = build() if mode() == "1" else _on_disk()
+    return _state["module"]
+
+
+def install(mm, addmm) -> None:
+    """Registers native.cpp's aten::mm and addmm for CUDA, with the Python kernels for the calls it does not
+    repeat: ``mm(a, b, describe)`` and ``addmm(bias, a, b, beta, alpha, describe)``, each returning (result,
+    description or None) (``describe``: whether to describe the call's launches, for its entry)."""
+    module().install(mm, addmm)
+    _state["installed"] = True
+
+
+def uninstall() -> None:
+    if _state["installed"]:
+        _state["installed"] = False
+        _state["module"].uninstall()
+
+
+def clear() -> None:
+    """Forgets every repeated product: whatever relaunch keys on besides the operands changed (the tuner's
+    generation, the thresholds' overrides). (Triton's launcher refusing a direct call, fast_launch.disable, leaves
+    them be: native.cpp launches through the driver.)"""
+    if _state["module"] is not None:
+        _state["module"].clear()
+
+
+def stats():
+    """(hits, misses, entries, entries repeated from C++) since the build loaded, or None when not installed."""
+    return _state["module"].stats() if _state["installed"] else None
+
+
+def repeat(x, weight, bias):
+    """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x 2-D, bias (N,) or None): the result; None
+    where the product is not known yet (the caller plans it, then calls remember); False where it is left to
+    Python (no build loaded, or launches C++ cannot repeat)."""
+    built = _state["module"]
+    if built is None:
+        if _state["resolved"]:
+            return False
+        _state["resolved"] = True
+        built = module()
+        if built is None:
+            return False
+    return built.repeat(x, weight, bias)
+
+
+def remember(a, b, bias, entry) -> None:
+    """Makes a @ b (+ bias)'s entry in C++ from its relaunch entry (None or one describe refuses: Python serves it)."""
+    _state["module"].remember(a, b, bias, describe(entry))
+
+
+def describe(entry):
+    """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: copies
+    first, row slices, or a launch that is not a direct one on Triton 3.6's launcher without descriptors."""
+    if entry is None or entry.stage is not None or entry.rows is not None:
+        return None
+    # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
+    if entry.workspace is None:
+        tensors = ((A, B, OUT, BIAS, NULL_POINTER, NULL_POINTER),)
+    else:
+        tensors = ((A, B, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),
+                   (WORKSPACE, OUT, BIAS, NULL_POINTER, NULL_POINTER))
+    if len(tensors) != len(entry.launches):
+        return None
+    launches = [_launch(compiled, sources) for compiled, sources in zip(entry.launches, tensors)]
+    if any(launch is None for launch in launches):
+        return None
+    shape, strides = entry.out_layout
+    return list(shape), list(strides), list(entry.workspace or ()), launches
+
+
+def _launch(compiled, sources):
+    """(function, grid, threads, shared bytes, PDL, parameters) of a fast_launch.Compiled, or None."""
+    if compiled.direct is None or compiled.maps or compiled.tensors is not None:
+        return None
+    num_warps, num_ctas, shared = compiled.metadata
+    cooperative, pdl = compiled.flags
+    signature = getattr(compiled.kernel.src, "signature", None)
+    args = (*sources, *compiled.rest)
+    if num_ctas != 1 or cooperative or not isinstance(signature, dict) or len(signature) != len(args):
+        return None
+    params = []
+    for i, (ty, value) in enumerate(zip(signature.values(), args)):
+        if ty == "constexpr":
+            continue
+        if i < len(sources):  # a tensor argument: a pointer, filled in at each launch
+            if not isinstance(ty, str) or not ty.startswith("*"):
+                return None
+            params.append((value, 8, 0))
+        elif ty in INT_BYTES and isinstance(value, int):
+            params.append((VALUE, INT_BYTES[ty], value & ((1 << 8 * INT_BYTES[ty]) - 1)))
+        else:  # floats, tuples, pointers past the tensors: not in tritonmm's pointer kernels
+            return None
+    params += [(NULL_POINTER, 8, 0), (NULL_POINTER, 8, 0)]  # global and profile scratch (none: unwrapped)
+    return compiled.function, list(compiled.grid), 32 * num_warps, shared, bool(pdl), params
+
+
+if __name__ == "__main__":
+    print(build(verbose=True).__file__)
