@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import tritonmm
-from tritonmm import fast_launch, native, thresholds
+from tritonmm import fast_launch, native, thresholds, tuning
 
 from conftest import HAS_GPU
 
@@ -38,9 +38,9 @@ def repeating(module, monkeypatch):
     monkeypatch.setitem(native._state, "module", module)
     tritonmm.disable()
     with tritonmm.use_tritonmm():
-        assert native.stats() is not None, "enable() did not install native.cpp's kernel"
+        assert native._state["installed"], "enable() did not install native.cpp's kernels"
         yield
-    assert native.stats() is None
+    assert not native._state["installed"]
 
 
 def dispatch_table() -> str:
@@ -97,20 +97,26 @@ SHAPES = [(8, 4096, 4096, False), (8, 1024, 4096, False), (8, 14336, 4096, False
           (5, 1000, 4104, False), (37, 2049, 777, False), (64, 512, 1536, True)]
 
 
+# The bias each call passes: addmm's broadcasts (N,), (1, N), (M, 1) or is (M, N); linear's is (N,).
+BIASES = {"mm": None, "addmm": lambda M, N: (N,), "addmm (1,N)": lambda M, N: (1, N),
+          "addmm (M,1)": lambda M, N: (M, 1), "addmm (M,N)": lambda M, N: (M, N), "linear": None,
+          "linear+bias": lambda M, N: (N,)}
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("M,N,K,a_t", SHAPES)
-@pytest.mark.parametrize("call", ["mm", "addmm", "linear", "linear+bias"])
+@pytest.mark.parametrize("call", list(BIASES))
 def test_gpu_repeated_products_match_float64(repeating, M, N, K, a_t, dtype, call):
     def operands():
         a = (torch.randn(K, M, device="cuda").T if a_t else torch.randn(M, K, device="cuda")).to(dtype)
         w = (torch.randn(N, K, device="cuda") / K ** 0.5).to(dtype)
-        bias = torch.randn(N, device="cuda").to(dtype) if call in ("addmm", "linear+bias") else None
+        bias = None if BIASES[call] is None else torch.randn(BIASES[call](M, N), device="cuda").to(dtype)
         return a, w.T, bias
-    hits, misses, _, _ = native.stats()
-    check(*operands(), linear=call.startswith("linear"))  # first: Python plans it
-    assert native.stats()[1] > misses
-    for _ in range(3):  # then repeated, with fresh operands at other addresses
+    hits, misses, _, repeated = native.stats()
+    check(*operands(), linear=call.startswith("linear"))  # first: Python plans it, and describes its launches
+    assert native.stats()[1] > misses and native.stats()[3] == repeated + 1
+    for _ in range(3):  # then repeated from C++, with fresh operands at other addresses
         check(*operands(), linear=call.startswith("linear"))
     assert native.stats()[0] == hits + 3
 
@@ -160,7 +166,7 @@ def test_gpu_what_it_leaves_to_python_stays_correct(repeating):
 
 
 @pytest.mark.gpu
-def test_gpu_overrides_and_disable_forget_it(repeating):
+def test_gpu_overrides_tuning_and_disable_forget_it(repeating):
     a, b = torch.randn(8, 4096, device="cuda").bfloat16(), torch.randn(4096, 4096, device="cuda").bfloat16()
     torch.mm(a, b)
     assert native.stats()[2] == 1
@@ -168,8 +174,83 @@ def test_gpu_overrides_and_disable_forget_it(repeating):
         assert native.stats()[2] == 0  # planned again under the override
         check(a, b)
     assert native.stats()[2] == 0
+    torch.mm(a, b)
+    thresholds.OVERRIDES["few_tiles_per_sm"] = 0  # however the overrides change
+    assert native.stats()[2] == 0
+    del thresholds.OVERRIDES["few_tiles_per_sm"]
+    torch.mm(a, b)
+    tuning.forget()
+    assert native.stats()[2] == 0
     tritonmm.disable()
-    assert native.stats() is None and "native.cpp" not in torch._C._dispatch_dump("aten::mm")
+    assert not native._state["installed"] and "native.cpp" not in torch._C._dispatch_dump("aten::mm")
+
+
+def test_every_change_of_the_overrides_and_the_tuner_forgets(monkeypatch):
+    """native.clear on each change of the thresholds' overrides (override(), setitem, del, pop, update, clear)
+    and of the tuner's memory (forget): repeated products' keys hold neither."""
+    with mock.patch.object(native, "clear") as cleared:
+        with thresholds.override(tma_min_macs=0):
+            pass
+        assert cleared.call_count >= 2
+        for change in (lambda d: d.__setitem__("tma_min_macs", 1), lambda d: d.pop("tma_min_macs"),
+                       lambda d: d.setdefault("tma_min_macs", 2), lambda d: d.__delitem__("tma_min_macs")):
+            before = cleared.call_count
+            change(thresholds.OVERRIDES)
+            assert cleared.call_count == before + 1
+        before = cleared.call_count
+        tuning.forget()
+        assert cleared.call_count == before + 1
+    assert thresholds.key() is None
+
+
+class _Kernel:
+    """A compiled kernel as describe reads it: its source's signature, by argument name in order."""
+    def __init__(self, signature):
+        self.src = type("Src", (), {"signature": signature})()
+
+
+def _compiled(signature, rest, **kw):
+    fields = dict(direct=object(), maps=(), tensors=None, metadata=(4, 1, 2048), flags=(False, True),
+                  kernel=_Kernel(signature), rest=rest, function=0xabc, grid=(7, 1, 1))
+    fields.update(kw)
+    return type("Compiled", (), fields)()
+
+
+def _entry(launches, workspace=None, **kw):
+    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, rows=None, out_layout=((8, 16), (16, 1)))
+    fields.update(kw)
+    return type("Entry", (), fields)()
+
+
+def test_describe_lays_out_triton_36_arguments():
+    """Constexprs (None tensors included) dropped, tensors as pointer sources in order, integers at their width,
+    then two null scratch pointers; split-K's second launch reads the workspace and the bias."""
+    sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
+           "M": "i32", "N": "i32", "K": "i64", "BLOCK": "constexpr"}
+    one = _compiled(sig, (8, 16, 2 ** 40, 64))
+    shape, strides, workspace, (launch,) = native.describe(_entry([one]))
+    assert (shape, strides, workspace) == ([8, 16], [16, 1], [])
+    function, grid, threads, shared, pdl, params = launch
+    assert (function, grid, threads, shared, pdl) == (0xabc, [7, 1, 1], 128, 2048, True)
+    assert params == [(native.A, 8, 0), (native.B, 8, 0), (native.OUT, 8, 0), (native.VALUE, 4, 8),
+                      (native.VALUE, 4, 16), (native.VALUE, 8, 2 ** 40), (native.NULL_POINTER, 8, 0),
+                      (native.NULL_POINTER, 8, 0)]
+    reduce_sig = {"ws": "*fp32", "c": "*bf16", "bias": "*bf16", "sa": "constexpr", "sb": "constexpr", "M": "i32"}
+    second = _compiled(reduce_sig, (-1,))
+    launches = native.describe(_entry([one, second], workspace=(4, 8, 16)))[3]
+    p2 = launches[1][5]
+    assert p2[:4] == [(native.WORKSPACE, 8, 0), (native.OUT, 8, 0), (native.BIAS, 8, 0), (native.VALUE, 4, 2 ** 32 - 1)]
+
+
+@pytest.mark.parametrize("refused", ["staged", "rows", "descriptors", "cluster", "float", "not direct", "arity"])
+def test_describe_refuses_what_it_cannot_repeat(refused):
+    sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
+           "M": "fp32" if refused == "float" else "i32"}
+    kw = {"descriptors": dict(maps=({},)), "cluster": dict(metadata=(4, 2, 0)), "not direct": dict(direct=None)}
+    rest = (1, 2) if refused == "arity" else (3,)  # more arguments than the signature has
+    entry = _entry([_compiled(sig, rest, **kw.get(refused, {}))], **{"staged": dict(stage=(1, 2)), "rows": dict(rows=((0, 4),))}
+                   .get(refused, {}))
+    assert native.describe(entry) is None
 
 
 @pytest.mark.skipif(HAS_GPU, reason="without CUDA only")

@@ -228,13 +228,21 @@ at::Tensor product(const at::Tensor& a, const at::Tensor& b, const at::Tensor* b
   return answer.first;
 }
 
-// Calls a Python kernel (its arguments built by ``args`` under the GIL, as Python objects are).
+// Calls a Python kernel (read from its slot under the GIL, which uninstall empties under it too; its arguments
+// built by ``args``, as Python objects are made, under the GIL). A description that cannot be read makes an
+// entry that Python serves: the product is computed by then, and stays the caller's.
 template <typename Args>
-Answer call(PyObject* kernel, bool describe, Args args) {
+Answer call(PyObject* const* slot, bool describe, Args args) {
   pybind11::gil_scoped_acquire gil;
-  TORCH_CHECK(kernel, "tritonmm native dispatch: called after uninstall");
-  pybind11::tuple answer = pybind11::reinterpret_borrow<pybind11::object>(kernel)(*args(), describe);
-  return {answer[0].cast<at::Tensor>(), describe ? entry_of(answer[1]) : nullptr};
+  TORCH_CHECK(*slot, "tritonmm native dispatch: called after uninstall");
+  pybind11::tuple answer = pybind11::reinterpret_borrow<pybind11::object>(*slot)(*args(), describe);
+  at::Tensor out = answer[0].cast<at::Tensor>();
+  if (!describe) return {out, nullptr};
+  try {
+    return {out, entry_of(answer[1])};
+  } catch (const std::exception&) {
+    return {out, entry_of(pybind11::none())};
+  }
 }
 
 pybind11::object scalar(const at::Scalar& s) {
@@ -250,14 +258,14 @@ bool is_one(const at::Scalar& s) {
 
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
   return product(a, b, nullptr, [&](bool describe) {
-    return call(python_mm, describe, [&] { return pybind11::make_tuple(a, b); });
+    return call(&python_mm, describe, [&] { return pybind11::make_tuple(a, b); });
   });
 }
 
 at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   auto python = [&](bool describe) {
-    return call(python_addmm, describe,
+    return call(&python_addmm, describe,
                 [&] { return pybind11::make_tuple(bias, a, b, scalar(beta), scalar(alpha)); });
   };
   if (!is_one(beta) || !is_one(alpha)) return python(false).first;
@@ -280,21 +288,14 @@ pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std
 void remember(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
               const pybind11::object& spec) {
   const at::Tensor* c = bias ? &*bias : nullptr;
-  if (cacheable(a, b, c)) store(key_of(a, b, c), entry_of(spec));
-}
-
-void install(pybind11::object mm_kernel, pybind11::object addmm_kernel) {
-  TORCH_CHECK(!library, "tritonmm native dispatch: already installed");
-  // Replacing aten's kernels is what installing asks for: the dispatcher's warning about it is not shown.
-  struct Quiet : c10::WarningHandler {
-    void process(const c10::Warning&) override {}
-  } quiet;
-  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
-  python_mm = mm_kernel.inc_ref().ptr();
-  python_addmm = addmm_kernel.inc_ref().ptr();
-  library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::CUDA, __FILE__, __LINE__);
-  library->impl("mm", TORCH_FN(mm));
-  library->impl("addmm", TORCH_FN(addmm));
+  if (!cacheable(a, b, c)) return;
+  std::shared_ptr<const Entry> entry;
+  try {
+    entry = entry_of(spec);
+  } catch (const std::exception&) {  // as call's: Python serves it
+    entry = entry_of(pybind11::none());
+  }
+  store(key_of(a, b, c), entry);
 }
 
 void clear() {
@@ -308,6 +309,26 @@ void uninstall() {
   Py_XDECREF(python_mm);
   Py_XDECREF(python_addmm);
   python_mm = python_addmm = nullptr;
+}
+
+void install(pybind11::object mm_kernel, pybind11::object addmm_kernel) {
+  TORCH_CHECK(!library, "tritonmm native dispatch: already installed");
+  // Replacing aten's kernels is what installing asks for: the dispatcher's warning about it is not shown.
+  struct Quiet : c10::WarningHandler {
+    void process(const c10::Warning&) override {}
+  } quiet;
+  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+  python_mm = mm_kernel.inc_ref().ptr();
+  python_addmm = addmm_kernel.inc_ref().ptr();
+  try {
+    library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::CUDA, __FILE__,
+                                               __LINE__);
+    library->impl("mm", TORCH_FN(mm));
+    library->impl("addmm", TORCH_FN(addmm));
+  } catch (...) {  // half installed is not a state
+    uninstall();
+    throw;
+  }
 }
 
 pybind11::tuple stats() {

@@ -19,6 +19,8 @@ import os
 import warnings
 from pathlib import Path
 
+import torch
+
 SOURCE = Path(__file__).with_name("native.cpp")
 
 # Where a kernel argument comes from (native.cpp's Source).
@@ -26,8 +28,10 @@ A, B, OUT, WORKSPACE, BIAS, NULL_POINTER, VALUE = range(7)
 # Bytes of each integer argument type of a Triton signature.
 INT_BYTES = {"i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
 
-# module: the loaded build; installed: its aten kernels registered; resolved: repeat() has looked for it.
-_state = {"module": None, "installed": False, "resolved": False}
+# module: the loaded build; installed: its aten kernels registered; resolved: repeat() has looked for it;
+# kernels: every Triton CompiledKernel an entry launches, by id, kept alive (a kernel's module could be unloaded
+# with it, and an entry holds only its function handle).
+_state = {"module": None, "installed": False, "resolved": False, "kernels": {}}
 
 
 def mode() -> str:
@@ -40,7 +44,6 @@ def mode() -> str:
 def name() -> str:
     """The extension's name, with a hash of its source and of torch's version: either changed is another build
     (torch's extension cache keys builds by Python and CUDA versions, not torch's, whose ABI it links)."""
-    import torch
     return "tritonmm_native_" + hashlib.sha256(SOURCE.read_bytes() + torch.__version__.encode()).hexdigest()[:16]
 
 
@@ -74,7 +77,6 @@ def _on_disk():
 def module():
     """The module override.enable() installs, or None: TRITONMM_NATIVE 0, no CUDA, a launcher layout other
     than Triton 3.6's, or (auto) no build on disk."""
-    import torch
     from . import fast_launch
     if mode() == "0" or not torch.cuda.is_available() or not fast_launch.launcher_36():
         return None
@@ -99,21 +101,23 @@ def uninstall() -> None:
 
 def clear() -> None:
     """Forgets every repeated product: whatever relaunch keys on besides the operands changed (the tuner's
-    generation, the thresholds' overrides). (Triton's launcher refusing a direct call, fast_launch.disable, leaves
+    generation, any change to the thresholds' overrides). (Triton's launcher refusing a direct call, fast_launch.disable, leaves
     them be: native.cpp launches through the driver.)"""
     if _state["module"] is not None:
         _state["module"].clear()
 
 
 def stats():
-    """(hits, misses, entries, entries repeated from C++) since the build loaded, or None when not installed."""
-    return _state["module"].stats() if _state["installed"] else None
+    """(hits, misses, entries, entries repeated from C++) since the build loaded, or None when none is loaded."""
+    return None if _state["module"] is None else _state["module"].stats()
 
 
 def repeat(x, weight, bias):
     """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x 2-D, bias (N,) or None): the result; None
     where the product is not known yet (the caller plans it, then calls remember); False where it is left to
     Python (no build loaded, or launches C++ cannot repeat)."""
+    if type(x) is not torch.Tensor:  # a subclass keys apart in Python (relaunch.key), and may have no storage
+        return False
     built = _state["module"]
     if built is None:
         if _state["resolved"]:
@@ -173,6 +177,7 @@ def _launch(compiled, sources):
         else:  # floats, tuples, pointers past the tensors: not in tritonmm's pointer kernels
             return None
     params += [(NULL_POINTER, 8, 0), (NULL_POINTER, 8, 0)]  # global and profile scratch (none: unwrapped)
+    _state["kernels"][id(compiled.kernel)] = compiled.kernel
     return compiled.function, list(compiled.grid), 32 * num_warps, shared, bool(pdl), params
 
 

@@ -75,7 +75,43 @@ class Thresholds(NamedTuple):
 TABLE = {"sm90": Thresholds(), "default": Thresholds()}
 
 # Fields forced for every architecture (override); empty in normal use.
-OVERRIDES: dict = {}
+class _Overrides(dict):
+    """The overrides in force. Any change forgets native dispatch's repeated products (native.clear), whose keys,
+    unlike relaunch's, hold none: however it is made (override(), monkeypatch.setitem, del)."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        native.clear()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        native.clear()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        native.clear()
+
+    def clear(self):
+        super().clear()
+        native.clear()
+
+    def pop(self, *args):
+        value = super().pop(*args)
+        native.clear()
+        return value
+
+    def popitem(self):
+        item = super().popitem()
+        native.clear()
+        return item
+
+    def setdefault(self, key, default=None):
+        value = super().setdefault(key, default)
+        native.clear()
+        return value
+
+
+OVERRIDES: dict = _Overrides()
 
 
 def for_device(facts) -> Thresholds:
@@ -97,10 +133,8 @@ def override(**fields):
         raise TypeError(f"unknown threshold(s) {sorted(unknown)}; the fields are {Thresholds._fields}")
     saved = dict(OVERRIDES)
     OVERRIDES.update(fields)
-    native.clear()  # its repeated products hold no overrides in their keys
     try:
         yield
     finally:
         OVERRIDES.clear()
         OVERRIDES.update(saved)
-        native.clear()
