@@ -1,17 +1,19 @@
-"""aten::mm's CUDA kernel in C++ (native.cpp) under use_tritonmm(): a repeated product launches without Python.
+"""aten::mm's and addmm's CUDA kernels in C++ (native.cpp) under use_tritonmm(), and tritonmm.linear's fast path:
+a product seen before launches without Python.
 
-The Python kernel that override.py registers costs a crossing into Python, the relaunch key and Triton's
-launcher on every call: on the H100 machine's host, 17-38 us a product more than aten's kernel, which is
+The Python kernels that override.py registers cost a crossing into Python, the relaunch key and Triton's
+launcher on every call: on the H100 machine's host, 10-38 us a product more than aten's kernel, which is
 what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
-override.enable() registers native.cpp's kernel for aten::mm instead: a product whose dtype, device, sizes,
-strides and 16-byte alignments equal an earlier call's relaunches that call's kernels from C++; a first call
-(or a product whose launches it cannot repeat: staged copies, the TMA kernel's descriptors, float32, capture)
-goes to override's Python kernel, as without it, and ``describe`` tells the C++ side how to repeat it.
+override.enable() registers native.cpp's kernels for aten::mm and addmm instead, and linear asks it first: a
+product whose dtype, device, sizes, strides and 16-byte alignments (of the bias too) equal an earlier call's
+relaunches that call's kernels from C++; a first call (or a product whose launches it cannot repeat: staged
+copies, the TMA kernel's descriptors, float32, capture) goes to the Python path, as without it, and
+``describe`` tells the C++ side how to repeat it.
 
-TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it at enable() where it
-is not (about a minute, once per machine and source; torch's extension cache); "0" never uses it.
-``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6's launcher makes them
-(fast_launch.unwrapped: its layout), so other Triton versions keep the Python kernel.
+TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
+(enable(), or linear), 25-45 s once per machine, source and torch version (torch's extension cache); "0" never
+uses it. ``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6's launcher makes
+them (fast_launch.unwrapped: its layout), so other Triton versions keep the Python path.
 """
 import hashlib
 import importlib.util

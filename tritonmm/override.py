@@ -15,7 +15,9 @@ them (inductor's ``extern_kernels.mm(a, b, out=buf)``). While enabled, an induct
 Anything tritonmm does not take (routing.py: other dtypes, addmm with beta or alpha other than 1,
 mixed devices, an out= aten would resize or that shares memory with an input) goes to the kernel
 aten had before, fetched from the dispatcher when enabling. In Triton's interpreter (the tests
-without a GPU) CPU tensors are taken too, registered for the CPU dispatch key.
+without a GPU) CPU tensors are taken too, registered for the CPU dispatch key. Where native dispatch is
+built (native.py), CUDA's mm and addmm are native.cpp's kernels instead, which repeat products seen before
+from C++ and call the kernels below for the rest.
 """
 import contextlib
 import functools
