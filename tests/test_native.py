@@ -7,7 +7,6 @@ kernel, split-K's two launches and the one-row kernel, with and without a bias, 
 tritonmm.linear; what it leaves to Python (TMA launches, float32, capture, beta) stays correct; the thresholds'
 overrides and disable() forget or remove it.
 """
-import os
 from unittest import mock
 
 import pytest
@@ -18,14 +17,13 @@ from tritonmm import fast_launch, native, thresholds, tuning
 
 from conftest import HAS_GPU
 
-CUDA_HEADERS = os.path.exists(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda.h"))
 BOUND = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 2e-3}
 
 
 @pytest.fixture(scope="module")
 def module():
-    if not CUDA_HEADERS:
-        pytest.skip("no CUDA headers (CUDA_HOME)")
+    if native.cuda_include() is None:
+        pytest.skip("no CUDA headers under torch's CUDA_HOME (set CUDA_HOME)")
     return native.build()
 
 
@@ -186,7 +184,7 @@ def test_gpu_overrides_tuning_and_disable_forget_it(repeating):
 
 
 def test_every_change_of_the_overrides_and_the_tuner_forgets(monkeypatch):
-    """native.clear on each change of the thresholds' overrides (override(), setitem, del, pop, update, clear)
+    """native.clear on each change of the thresholds' overrides (override(), setitem, del, pop, |=, clear)
     and of the tuner's memory (forget): repeated products' keys hold neither."""
     with mock.patch.object(native, "clear") as cleared:
         with thresholds.override(tma_min_macs=0):
@@ -197,6 +195,10 @@ def test_every_change_of_the_overrides_and_the_tuner_forgets(monkeypatch):
             before = cleared.call_count
             change(thresholds.OVERRIDES)
             assert cleared.call_count == before + 1
+        before = cleared.call_count
+        thresholds.OVERRIDES |= {"tma_min_macs": 3}
+        thresholds.OVERRIDES.clear()
+        assert cleared.call_count == before + 2
         before = cleared.call_count
         tuning.forget()
         assert cleared.call_count == before + 1
@@ -263,3 +265,28 @@ def test_not_built_or_used_without_cuda(monkeypatch):
     with mock.patch.object(native, "build", side_effect=AssertionError("built without CUDA")):
         assert native.module() is None
         assert native.repeat(torch.randn(2, 3), torch.randn(4, 3), None) is False
+
+
+@pytest.mark.gpu
+@pytest.mark.multigpu
+def test_multigpu_repeats_on_the_operands_device(repeating):
+    """Products on cuda:1 with cuda:0 current, repeated from C++: computed on cuda:1 (their own entries), correct,
+    and cuda:0 still current after each call."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA GPUs")
+    torch.cuda.set_device(0)
+    seen = set()
+    for index in (1, 0, 1):
+        hits, repeated = native.stats()[0], native.stats()[3]
+        for _ in range(3):
+            a = torch.randn(8, 4096, device=f"cuda:{index}").bfloat16()
+            w = torch.randn(1024, 4096, device=f"cuda:{index}").bfloat16()
+            bias = torch.randn(1024, device=f"cuda:{index}").bfloat16()
+            for out, ref in ((torch.mm(a, w.T), a.double() @ w.double().T),
+                             (tritonmm.linear(a, w, bias), a.double() @ w.double().T + bias.double())):
+                assert out.device == a.device and torch.cuda.current_device() == 0
+                assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.bfloat16]
+        # mm and linear + bias: two entries a device, made on its first visit; the later calls repeated
+        assert native.stats()[3] == repeated + (0 if index in seen else 2)
+        assert native.stats()[0] >= hits + (6 if index in seen else 4)
+        seen.add(index)

@@ -49,13 +49,23 @@ def name() -> str:
     return "tritonmm_native_" + hashlib.sha256(SOURCE.read_bytes() + torch.__version__.encode()).hexdigest()[:16]
 
 
+def cuda_include():
+    """The folder of CUDA's headers torch's CUDA_HOME names (CUDA_HOME, else found from nvcc), or None where it
+    holds none (an nvcc outside a toolkit makes torch guess /usr/local)."""
+    from torch.utils.cpp_extension import CUDA_HOME
+    include = None if CUDA_HOME is None else Path(CUDA_HOME) / "include"
+    return include if include is not None and (include / "cuda_runtime_api.h").exists() else None
+
+
 def build(verbose: bool = False):
     """Compiles native.cpp (or loads torch's cached build of it) and returns the module."""
     from torch.utils.cpp_extension import CUDA_HOME, load
-    if CUDA_HOME is None:
-        raise RuntimeError("tritonmm's native dispatch needs CUDA's headers: set CUDA_HOME")
+    include = cuda_include()
+    if include is None:
+        raise RuntimeError(f"tritonmm's native dispatch needs CUDA's headers, not found under CUDA_HOME={CUDA_HOME}: "
+                           "set CUDA_HOME to the CUDA toolkit (e.g. /usr/local/cuda)")
     # Host code only: CUDA's headers and c10's CUDA library, no nvcc and no architecture to compile for.
-    return load(name=name(), sources=[str(SOURCE)], extra_cflags=["-O2"], extra_include_paths=[f"{CUDA_HOME}/include"],
+    return load(name=name(), sources=[str(SOURCE)], extra_cflags=["-O2"], extra_include_paths=[str(include)],
                 extra_ldflags=["-lc10_cuda"], verbose=verbose)
 
 
@@ -118,16 +128,16 @@ def repeat(x, weight, bias):
     """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x 2-D, bias (N,) or None): the result; None
     where the product is not known yet (the caller plans it, then calls remember); False where it is left to
     Python (no build loaded, or launches C++ cannot repeat)."""
-    if type(x) is not torch.Tensor:  # a subclass keys apart in Python (relaunch.key), and may have no storage
-        return False
     built = _state["module"]
-    if built is None:
+    if built is None:  # without a build (the default), every tritonmm.linear call comes here: one lookup
         if _state["resolved"]:
             return False
         _state["resolved"] = True
         built = module()
         if built is None:
             return False
+    if type(x) is not torch.Tensor:  # a subclass keys apart in Python (relaunch.key), and may have no storage
+        return False
     return built.repeat(x, weight, bias)
 
 

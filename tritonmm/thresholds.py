@@ -74,7 +74,6 @@ class Thresholds(NamedTuple):
 # them (no TMA) the TMA, staging and PDL rows are never read.
 TABLE = {"sm90": Thresholds(), "default": Thresholds()}
 
-# Fields forced for every architecture (override); empty in normal use.
 class _Overrides(dict):
     """The overrides in force. Any change forgets native dispatch's repeated products (native.clear), whose keys,
     unlike relaunch's, hold none: however it is made (override(), monkeypatch.setitem, del)."""
@@ -110,7 +109,12 @@ class _Overrides(dict):
         native.clear()
         return value
 
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
+
+# Fields forced for every architecture (override); empty in normal use.
 OVERRIDES: dict = _Overrides()
 
 
