@@ -2,6 +2,7 @@
 
     python -m bench.regret --draw 40 --seed 109 --dtype bf16 --out results/regret/
     python -m bench.regret --fit bench/results/regret/regret_bf16_seed110.json [--check other.json ...]
+    python -m bench.regret --draw 16 --seed 1401 --rows 17-127     # products of few rows only
 
 For each shape of a draw (bench/sweep.py's draw), the product the planner would build for it eagerly
 (a batched shape's entry where the planner slices the batch: rules.batch_slices) is timed under every
@@ -12,12 +13,17 @@ last, the geomean of that ratio (the untuned price: the issue's target is within
 The JSON under --out keeps every config's time, so a default-config rule can be checked against the
 measured draw on a CPU before a GPU checks it on a fresh one (design.md: default-config-model).
 
+--rows LO-HI draws products of LO to HI rows instead (draw_rows): where the cost model does not rank
+(cost_model.MIN_ROWS), the rule-based default decides.
+
 --fit (on any machine) fits tritonmm/cost_model.py's rates to such files and prints them as its RATES,
 POINTER and TAIL_COST; --check then replays the model's pick on other files: per file, the geomean of pick
 time / best time over the products the model covers, beside the recorded default's over the same.
 """
 import argparse
 import json
+import math
+import random
 import statistics
 import sys
 from pathlib import Path
@@ -41,6 +47,23 @@ def product_of(shape: sweep.Shape, dtype: torch.dtype) -> Product:
         a, b = a[0], b[0]
     out = a.new_empty((*a.shape[:-1], b.shape[-1]))
     return Product(a, b, out, resolve_precision(dtype, None))
+
+
+def draw_rows(n: int, seed: int, lo: int, hi: int) -> list:
+    """n products of lo to hi rows (log-uniform, any multiple): x @ W.T against sweep.MODEL_WEIGHTS, and every
+    fourth a mixture of experts' batch of 4-16 such products against sweep.MLP_WEIGHTS (decode, speculative
+    decode and short prefill; the experts' tokens)."""
+    rng = random.Random(seed)
+    shapes = []
+    for i in range(n):
+        m = round(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+        if i % 4 == 3:
+            n_, k = rng.choice(sweep.MLP_WEIGHTS)
+            shapes.append(sweep.Shape(m, n_, k, "NT", rng.choice((4, 8, 16)), "batched"))
+        else:
+            n_, k = rng.choice(sweep.MODEL_WEIGHTS)
+            shapes.append(sweep.Shape(m, n_, k, "NT", kind="forward"))
+    return shapes
 
 
 def measure(shape: sweep.Shape, dtype: torch.dtype) -> dict:
@@ -193,6 +216,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, help="the draw's seed: a fresh one checks a rule")
     p.add_argument("--fit", nargs="+", metavar="JSON", help="fit cost_model's rates to these files (no GPU)")
     p.add_argument("--check", nargs="*", default=[], metavar="JSON", help="with --fit: replay the fitted model here")
+    p.add_argument("--rows", help="LO-HI: draw products of LO to HI rows (draw_rows) instead of bench.sweep's draw")
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     p.add_argument("--out", help="a folder for regret.json")
     args = p.parse_args(argv)
@@ -207,7 +231,13 @@ def main(argv=None) -> int:
     dtype = sweep.DTYPES[args.dtype]
     facts = device.facts(torch.device("cuda"))
     rows = []
-    for i, shape in enumerate(sweep.draw(args.draw, args.seed)):
+    if args.rows:
+        lo, hi = map(int, args.rows.split("-"))
+        shapes = draw_rows(args.draw, args.seed, lo, hi)
+    else:
+        shapes = sweep.draw(args.draw, args.seed)
+    suffix = f"_rows{args.rows}" if args.rows else ""
+    for i, shape in enumerate(shapes):
         rows.append(measure(shape, dtype))
         r = rows[-1]
         print(f"[{i + 1}/{args.draw}] {r['shape']} {r['layout']} {r['path']}: default/best {r['regret']:.3f}",
@@ -216,7 +246,7 @@ def main(argv=None) -> int:
         if args.out:  # after every shape: a run cut short keeps what it measured
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"regret_{args.dtype}_seed{args.seed}.json").write_text(json.dumps(
+            (out / f"regret_{args.dtype}_seed{args.seed}{suffix}.json").write_text(json.dumps(
                 dict(gpu=torch.cuda.get_device_name(), num_sms=facts.num_sms, hbm_bytes_per_s=facts.hbm_bytes_per_s,
                      torch=torch.__version__, dtype=args.dtype, seed=args.seed, geomean=geo, rows=rows), indent=0))
     worst = sorted(rows, key=lambda r: -r["regret"])[:5]

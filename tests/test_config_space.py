@@ -50,7 +50,28 @@ def test_heuristic_gives_every_sm_work_then_large_tiles():
     assert big.kwargs["BLOCK_M"] * big.kwargs["BLOCK_N"] == 128 * 256
     small = default_config.heuristic(64, 4096, 4096, torch.float16, "native", 132, 2, H100_SMEM, True)
     assert small.kwargs["BLOCK_M"] == 64
-    assert small in cs.configs(torch.float16)
+    assert small in cs.configs(torch.float16) + cs.narrow_space("16bit")
+
+
+def test_heuristic_for_few_rows_fills_half_the_sms_then_takes_the_largest_tile():
+    """Below cost_model.MIN_ROWS rows, tiles for FEW_ROWS_FILL of the SMs are enough; split-K only below that
+    (design.md: few-row-default)."""
+    def pick(M, N, K, tma, split=True):
+        cfg = default_config.heuristic(M, N, K, torch.bfloat16, "native", 132, 2, H100_SMEM, tma, can_split=split)
+        return tuple(cs.as_list(cfg))
+    # 128 tiles of 64x32 reach half the SMs whole: no slices (64x64 in 4 slices ran 1.28x slower)
+    assert pick(59, 4096, 4096, False) == (64, 32, 256, 8, 4, 4, 1, 0)
+    # 128 tiles of 64x64 are enough: no split into 256 units, two waves
+    assert pick(90, 4096, 4096, False)[:3] + pick(90, 4096, 4096, False)[6:7] == (64, 64, 128, 1)
+    # 74 tiles of 64x256 beat 148 of 64x128, whose second wave holds 16
+    assert pick(47, 18944, 3584, True)[:2] == (64, 256)
+    # too few tiles of any size: the most tiles, split over K
+    few = pick(42, 768, 3072, False)
+    assert few[:3] == (64, 64, 128) and few[6] > 1
+    # the narrow tile only where it reaches half the SMs whole
+    assert pick(100, 384, 4096, False)[:2] != (64, 32)
+    # from cost_model.MIN_ROWS rows on, every SM a tile: 128 tiles of 64x64 for 132 SMs are split
+    assert pick(128, 4096, 4096, False)[:3] + pick(128, 4096, 4096, False)[6:7] == (64, 64, 128, 2)
 
 
 def test_heuristic_gives_few_rows_short_tiles_on_the_tma_kernel_only():

@@ -43,30 +43,46 @@ def one_row(M, N, Z, num_sms, k_contiguous: bool):
     return cfg if Z * config_space.cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
 
 
+# Products of fewer rows than the cost model ranks (cost_model.MIN_ROWS) stream their weight: tiles that reach
+# this share of the SMs already keep HBM busy, and the largest such tile beats more, smaller ones and split-K's
+# second pass (design.md: few-row-default).
+FEW_ROWS_FILL = 0.5
+
+
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
               can_split=False, out_bytes=None, split_operands=False, narrow=(False, False)) -> triton.Config:
     """The default config of a product of M x N x K on a device of num_sms SMs and smem_limit bytes of shared
     memory a block, where cost_model.py does not rank them: among the family's configs that fit, the largest
     tile that still gives every SM a tile (on the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA
     kernel, a short tile for products of few rows), split over K where the tiles cannot fill the SMs and
-    ``can_split``. ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a time;
-    where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
+    ``can_split``. Products of fewer than cost_model.MIN_ROWS rows need tiles for FEW_ROWS_FILL of the SMs only,
+    take the narrow tile where it reaches that share whole (and on the pointer kernel the TMA-only tile too), and
+    split K only below it. ``narrow``: whether the
+    pointer kernel reads A's, B's rows less than 16 bytes at a time; where A's are, 64-row tiles, and 64 columns
+    where B's are too (design.md: narrow-read-tiles)."""
+    family = config_space.family(dtype, precision, split_operands)
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
+    few = M < cost_model.MIN_ROWS
+    wanted = FEW_ROWS_FILL * num_sms if few else num_sms  # tiles that count as enough
+
+    def tiles(c):
+        return config_space.cdiv(M, c.kwargs["BLOCK_M"]) * config_space.cdiv(N, c.kwargs["BLOCK_N"])
+
+    if few:
+        space_ += [c for c in config_space.narrow(family, M, N, num_sms) if tiles(c) >= wanted]
     if tma:  # products of few rows: short tiles alone, as measured (design.md: short-tiles)
-        space_ = config_space.short(config_space.family(dtype, precision, split_operands), M) or space_
+        space_ = config_space.short(family, M) or space_
     kept, _ = config_space.prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= config_space.POINTER_MAX_TILE
-                                       and not config_space.tma_only(c))] or kept
+                                       and (few or not config_space.tma_only(c)))] or kept
     if narrow[0]:
         kept = [c for c in kept if c.kwargs["BLOCK_M"] == 64 and (not narrow[1] or c.kwargs["BLOCK_N"] == 64)] or kept
     kept = kept or space_[-1:]
 
     def score(c):
-        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        tiles = config_space.cdiv(M, bm) * config_space.cdiv(N, bn)
-        return (min(tiles, num_sms), bm * bn, c.kwargs["BLOCK_K"], c.num_warps)
+        return (min(tiles(c), wanted), c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_warps)
 
     best = max(kept, key=score)
-    split = config_space.split_of(best, M, N, K, num_sms) if can_split else 1
+    split = config_space.split_of(best, M, N, K, num_sms) if can_split and tiles(best) < wanted else 1
     return best if split == 1 else config_space.make_config(num_warps=best.num_warps, num_stages=best.num_stages,
                                                             **dict(best.kwargs, SPLIT_K=split))
