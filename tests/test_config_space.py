@@ -72,6 +72,9 @@ def test_heuristic_for_few_rows_fills_half_the_sms_then_takes_the_largest_tile()
     assert pick(100, 384, 4096, False)[:2] != (64, 32)
     # from cost_model.MIN_ROWS rows on, every SM a tile: 128 tiles of 64x64 for 132 SMs are split
     assert pick(128, 4096, 4096, False)[:3] + pick(128, 4096, 4096, False)[6:7] == (64, 64, 128, 2)
+    # measured on 16-bit products of 2 or more rows: float32's few rows keep every SM a tile
+    tf32 = default_config.heuristic(90, 4096, 4096, torch.float32, "tf32", 132, 4, H100_SMEM, False, can_split=True)
+    assert cs.split_k(tf32) > 1
 
 
 def test_heuristic_gives_few_rows_short_tiles_on_the_tma_kernel_only():

@@ -43,9 +43,9 @@ def one_row(M, N, Z, num_sms, k_contiguous: bool):
     return cfg if Z * config_space.cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
 
 
-# Products of fewer rows than the cost model ranks (cost_model.MIN_ROWS) stream their weight: tiles that reach
-# this share of the SMs already keep HBM busy, and the largest such tile beats more, smaller ones and split-K's
-# second pass (design.md: few-row-default).
+# 16-bit products of fewer rows than the cost model ranks (cost_model.MIN_ROWS) stream their weight: tiles
+# that reach this share of the SMs already keep HBM busy, and the largest such tile beats more, smaller ones
+# and split-K's second pass (design.md: few-row-default).
 FEW_ROWS_FILL = 0.5
 
 
@@ -55,14 +55,13 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     memory a block, where cost_model.py does not rank them: among the family's configs that fit, the largest
     tile that still gives every SM a tile (on the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA
     kernel, a short tile for products of few rows), split over K where the tiles cannot fill the SMs and
-    ``can_split``. Products of fewer than cost_model.MIN_ROWS rows need tiles for FEW_ROWS_FILL of the SMs only,
-    take the narrow tile where it reaches that share whole (and on the pointer kernel the TMA-only tile too), and
-    split K only below it. ``narrow``: whether the
-    pointer kernel reads A's, B's rows less than 16 bytes at a time; where A's are, 64-row tiles, and 64 columns
-    where B's are too (design.md: narrow-read-tiles)."""
+    ``can_split``. 16-bit products of 2 to cost_model.MIN_ROWS - 1 rows need tiles for FEW_ROWS_FILL of the SMs
+    only, take the narrow tile where it reaches that share whole (and on the pointer kernel the TMA-only tile too),
+    and split K only below it. ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a
+    time; where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
     family = config_space.family(dtype, precision, split_operands)
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
-    few = M < cost_model.MIN_ROWS
+    few = family == "16bit" and 1 < M < cost_model.MIN_ROWS  # as measured: bf16 draws of 2-127 rows
     wanted = FEW_ROWS_FILL * num_sms if few else num_sms  # tiles that count as enough
 
     def tiles(c):
