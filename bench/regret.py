@@ -50,9 +50,9 @@ def product_of(shape: sweep.Shape, dtype: torch.dtype) -> Product:
 
 
 def draw_rows(n: int, seed: int, lo: int, hi: int) -> list:
-    """n products of lo to hi rows (log-uniform, any multiple): x @ W.T against sweep.MODEL_WEIGHTS, and every
-    fourth a mixture of experts' batch of 4-16 such products against sweep.MLP_WEIGHTS (decode, speculative
-    decode and short prefill; the experts' tokens)."""
+    """n products of lo to hi rows (log-uniform, any multiple; each drawn alone, so one may repeat): x @ W.T
+    against sweep.MODEL_WEIGHTS, and every fourth a mixture of experts' batch of 4-16 such products against
+    sweep.MLP_WEIGHTS (decode, speculative decode and short prefill; the experts' tokens)."""
     rng = random.Random(seed)
     shapes = []
     for i in range(n):

@@ -70,6 +70,10 @@ def test_heuristic_for_few_rows_fills_half_the_sms_then_takes_the_largest_tile()
     assert few[:3] == (64, 64, 128) and few[6] > 1
     # the narrow tile only where it reaches half the SMs whole
     assert pick(100, 384, 4096, False)[:2] != (64, 32)
+    # the pointer kernel's tiles past POINTER_MAX_TILE where they fit in one wave (23x18944x3584: 64x256 ran 1.12x
+    # faster than 64x128), not where they take more (4x128256x4096: 64x256 1.07x slower)
+    assert pick(23, 18944, 3584, False)[:2] == (64, 256)
+    assert pick(4, 128256, 4096, False)[0] * pick(4, 128256, 4096, False)[1] <= cs.POINTER_MAX_TILE
     # from cost_model.MIN_ROWS rows on, every SM a tile: 128 tiles of 64x64 for 132 SMs are split
     assert pick(128, 4096, 4096, False)[:3] + pick(128, 4096, 4096, False)[6:7] == (64, 64, 128, 2)
     # measured on 16-bit products of 2 or more rows: float32's few rows keep every SM a tile

@@ -140,17 +140,18 @@ def test_rates_are_the_fit_of_their_measurement():
 
 def test_few_row_default_is_the_one_its_draws_timed():
     """The rule-based default of products of fewer than cost_model.MIN_ROWS rows is, on every product of the two
-    draws design.md's few-row-default cites as timed with it, the config those draws recorded as the default: the
-    rule cannot drift from its measurement. The stored times put it at most 1.04x the best on each draw."""
+    draws design.md's few-row-default cites as timed with it (cut short by the device call's time limit), the
+    config those draws recorded as the default: the rule cannot drift from its measurement. The stored times put
+    it at most 1.04x the best on each draw."""
     import statistics
     from pathlib import Path
 
     from bench import regret
     from tritonmm import default_config
     folder = Path(__file__).parent.parent / "bench" / "results" / "regret"
-    for name in ("regret_bf16_seed1403_rows17-127.json", "regret_bf16_seed1404_rows2-127.json"):
+    for name in ("regret_bf16_seed1408_rows2-127.json", "regret_fp16_seed1409_rows2-127.json"):
         rows = regret._rows([folder / name])
-        assert len(rows) == 16 and all(1 < r["M"] < cost_model.MIN_ROWS for r in rows)
+        assert len(rows) >= 12 and all(1 < r["M"] < cost_model.MIN_ROWS for r in rows)
         ratios = []
         for r in rows:
             tma, Z = r["path"].startswith("tma"), r["entry_Z"]

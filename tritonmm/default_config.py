@@ -56,9 +56,10 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     tile that still gives every SM a tile (on the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA
     kernel, a short tile for products of few rows), split over K where the tiles cannot fill the SMs and
     ``can_split``. 16-bit products of 2 to cost_model.MIN_ROWS - 1 rows need tiles for FEW_ROWS_FILL of the SMs
-    only, take the narrow tile where it reaches that share whole (and on the pointer kernel the TMA-only tile too),
-    and split K only below it. ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a
-    time; where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
+    only, take the narrow tile where it reaches that share whole, on the pointer kernel the TMA-only tile, and tiles
+    past POINTER_MAX_TILE where they fit in one wave, and split K only below that share (design.md:
+    few-row-default). ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a time;
+    where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
     family = config_space.family(dtype, precision, split_operands)
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
     few = family == "16bit" and 1 < M < cost_model.MIN_ROWS  # as measured: bf16 draws of 2-127 rows
@@ -72,8 +73,14 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     if tma:  # products of few rows: short tiles alone, as measured (design.md: short-tiles)
         space_ = config_space.short(family, M) or space_
     kept, _ = config_space.prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
-    kept = [c for c in kept if tma or (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= config_space.POINTER_MAX_TILE
-                                       and (few or not config_space.tma_only(c)))] or kept
+
+    def pointer_tile(c):  # the pointer kernel's cap, which binds few rows only where tiles exceed one wave
+        if few and tiles(c) <= num_sms:
+            return True
+        return c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= config_space.POINTER_MAX_TILE and \
+            (few or not config_space.tma_only(c))
+
+    kept = [c for c in kept if tma or pointer_tile(c)] or kept
     if narrow[0]:
         kept = [c for c in kept if c.kwargs["BLOCK_M"] == 64 and (not narrow[1] or c.kwargs["BLOCK_N"] == 64)] or kept
     kept = kept or space_[-1:]
