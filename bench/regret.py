@@ -220,6 +220,13 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
     p.add_argument("--out", help="a folder for regret.json")
     args = p.parse_args(argv)
+    if args.rows:
+        try:
+            lo, hi = map(int, args.rows.split("-"))
+        except ValueError:
+            lo = hi = 0
+        if not 1 <= lo <= hi:
+            p.error(f"--rows takes LO-HI, two whole numbers with 1 <= LO <= HI (e.g. 2-127), not {args.rows!r}")
     if args.fit:
         print_fit(args.fit, args.check)
         return 0
@@ -232,7 +239,6 @@ def main(argv=None) -> int:
     facts = device.facts(torch.device("cuda"))
     rows = []
     if args.rows:
-        lo, hi = map(int, args.rows.split("-"))
         shapes = draw_rows(args.draw, args.seed, lo, hi)
     else:
         shapes = sweep.draw(args.draw, args.seed)

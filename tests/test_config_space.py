@@ -73,9 +73,16 @@ def test_heuristic_for_few_rows_fills_half_the_sms_then_takes_the_largest_tile()
     # the pointer kernel's tiles past POINTER_MAX_TILE where they fit in one wave (23x18944x3584: 64x256 ran 1.12x
     # faster than 64x128), not where they take more (4x128256x4096: 64x256 1.07x slower)
     assert pick(23, 18944, 3584, False)[:2] == (64, 256)
-    assert pick(4, 128256, 4096, False)[0] * pick(4, 128256, 4096, False)[1] <= cs.POINTER_MAX_TILE
+    many = pick(4, 128256, 4096, False)
+    assert many[0] * many[1] <= cs.POINTER_MAX_TILE
     # from cost_model.MIN_ROWS rows on, every SM a tile: 128 tiles of 64x64 for 132 SMs are split
-    assert pick(128, 4096, 4096, False)[:3] + pick(128, 4096, 4096, False)[6:7] == (64, 64, 128, 2)
+    full = pick(128, 4096, 4096, False)
+    assert full[:3] + full[6:7] == (64, 64, 128, 2)
+    # a batch of more entries than SMs (an entry's share is 1 SM) keeps the pointer kernel's cap
+    cfg = default_config.heuristic(100, 256, 4096, torch.bfloat16, "native", 1, 2, H100_SMEM, False)
+    assert cfg.kwargs["BLOCK_M"] * cfg.kwargs["BLOCK_N"] <= cs.POINTER_MAX_TILE
+    # the narrow tile is pruned apart: a few columns in a large batch do not leave it the only config
+    assert default_config.heuristic(65, 8, 16, torch.bfloat16, "native", 2, 2, H100_SMEM, False).kwargs["BLOCK_K"] < 256
     # measured on 16-bit products of 2 or more rows: float32's few rows keep every SM a tile
     tf32 = default_config.heuristic(90, 4096, 4096, torch.float32, "tf32", 132, 4, H100_SMEM, False, can_split=True)
     assert cs.split_k(tf32) > 1
@@ -191,7 +198,8 @@ def test_one_row_products_tune_apart_and_take_the_one_row_kernel():
 
 def test_heuristic_gives_the_pointer_kernel_no_tma_only_config():
     """A config measured on the TMA kernel only (config_space.TMA_ONLY) never comes from the heuristic
-    for the pointer kernel, though it would win the tie-break there; on the TMA kernel it may."""
+    for the pointer kernel, though it would win the tie-break there, except for 16-bit products of fewer than
+    cost_model.MIN_ROWS rows (design.md: few-row-default); on the TMA kernel it may."""
     def pick(tma):
         return default_config.heuristic(4096, 4096, 4096, torch.bfloat16, "native", 132, 2, 232448, tma)
     assert not cs.tma_only(pick(False))

@@ -140,9 +140,10 @@ def test_rates_are_the_fit_of_their_measurement():
 
 def test_few_row_default_is_the_one_its_draws_timed():
     """The rule-based default of products of fewer than cost_model.MIN_ROWS rows is, on every product of the two
-    draws design.md's few-row-default cites as timed with it (cut short by the device call's time limit), the
+    draws design.md's few-row-default cites as timed with it (runs stopped by their time limit), the
     config those draws recorded as the default: the rule cannot drift from its measurement. The stored times put
     it at most 1.04x the best on each draw."""
+    import json
     import statistics
     from pathlib import Path
 
@@ -151,11 +152,12 @@ def test_few_row_default_is_the_one_its_draws_timed():
     folder = Path(__file__).parent.parent / "bench" / "results" / "regret"
     for name in ("regret_bf16_seed1408_rows2-127.json", "regret_fp16_seed1409_rows2-127.json"):
         rows = regret._rows([folder / name])
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[json.loads((folder / name).read_text())["dtype"]]
         assert len(rows) >= 12 and all(1 < r["M"] < cost_model.MIN_ROWS for r in rows)
         ratios = []
         for r in rows:
             tma, Z = r["path"].startswith("tma"), r["entry_Z"]
-            cfg = default_config.heuristic(r["M"], r["N"], r["K"], torch.bfloat16, "native", max(1, r["num_sms"] // Z),
+            cfg = default_config.heuristic(r["M"], r["N"], r["K"], dtype, "native", max(1, r["num_sms"] // Z),
                                            2, 232448, tma, can_split=not tma and Z == 1, out_bytes=2)
             assert config_space.as_list(cfg) == r["default"], (name, r["shape"])
             times = {tuple(c): ms for c, ms in r["times"]}
@@ -169,3 +171,11 @@ def test_few_row_draws_hold_few_rows_and_repeat_by_seed():
     assert shapes == regret.draw_rows(16, 7, 2, 127) != regret.draw_rows(16, 8, 2, 127)
     assert all(2 <= s.M <= 127 and s.layout == "NT" for s in shapes)
     assert [s.Z > 1 for s in shapes] == [i % 4 == 3 for i in range(16)]
+
+
+@pytest.mark.parametrize("rows", ["0-5", "9-3", "a-b", "12"])
+def test_few_row_draws_refuse_a_bad_range(rows, capsys):
+    from bench import regret
+    with pytest.raises(SystemExit) as err:
+        regret.main(["--seed", "1", "--rows", rows])
+    assert err.value.code == 2 and "--rows takes LO-HI" in capsys.readouterr().err

@@ -994,8 +994,8 @@ def test_gpu_relaunched_calls_still_check_what_varies(monkeypatch):
 @pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 2048, 14336), (64, 1024, 4096)])
 def test_gpu_decode_shapes_split_and_relaunch(shape, monkeypatch):
     """Decode products take the pointer path, the one-row kernel for one row and otherwise, with tiles for
-    less than half the SMs, split over K by the heuristic (design.md: few-row-default), and relaunch from the cache (split-K's workspace and both passes) with
-    right results on fresh inputs."""
+    less than half the SMs, split over K by the heuristic (design.md: few-row-default), and relaunch from the
+    cache (split-K's workspace and both passes) with right results on fresh inputs."""
     M, N, K = shape
     for _ in range(3):
         a, b = operands(M, N, K, torch.bfloat16, "NT", "cuda")

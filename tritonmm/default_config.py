@@ -62,20 +62,24 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
     family = config_space.family(dtype, precision, split_operands)
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
-    few = family == "16bit" and 1 < M < cost_model.MIN_ROWS  # as measured: bf16 draws of 2-127 rows
+    few = family == "16bit" and 1 < M < cost_model.MIN_ROWS  # as measured: bf16 and fp16 draws of 2-127 rows
     wanted = FEW_ROWS_FILL * num_sms if few else num_sms  # tiles that count as enough
 
     def tiles(c):
         return config_space.cdiv(M, c.kwargs["BLOCK_M"]) * config_space.cdiv(N, c.kwargs["BLOCK_N"])
 
-    if few:
-        space_ += [c for c in config_space.narrow(family, M, N, num_sms) if tiles(c) >= wanted]
-    if tma:  # products of few rows: short tiles alone, as measured (design.md: short-tiles)
-        space_ = config_space.short(family, M) or space_
+    # The narrow tile where it reaches that share whole and K fills its K step (all the draws had K of 768 or more).
+    extra = [c for c in config_space.narrow(family, M, N, num_sms)
+             if few and tiles(c) >= wanted and K >= c.kwargs["BLOCK_K"]]
+    if tma and config_space.short(family, M):  # products of few rows: short tiles alone (design.md: short-tiles)
+        space_, extra = config_space.short(family, M), []
     kept, _ = config_space.prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
+    if extra:  # pruned apart, as Product.candidates does: a narrow tile must not make prune() drop wider ones
+        kept += config_space.prune(extra, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)[0]
 
-    def pointer_tile(c):  # the pointer kernel's cap, which binds few rows only where tiles exceed one wave
-        if few and tiles(c) <= num_sms:
+    def pointer_tile(c):  # the pointer kernel's cap, which binds few rows only where tiles fit in one wave
+        # num_sms is a batch entry's share of the SMs (for_product); at 1 the batch alone may exceed a wave
+        if few and 1 < num_sms and tiles(c) <= num_sms:
             return True
         return c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= config_space.POINTER_MAX_TILE and \
             (few or not config_space.tma_only(c))
