@@ -444,7 +444,8 @@ def run(args, meta: dict) -> int:
     text = table(rows)
     print(f"\n{meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['date']}; LlamaLike at "
           f"Llama-3-8B widths ({', '.join(f'{k} {v}' for k, v in LLAMA3_8B_WIDTHS.items())}), {LAYERS} layers, "
-          f"{dtype}; tritonmm {meta['tritonmm_configs']}; native dispatch {meta.get('native_dispatch', '?')}; ms per step, wall time of back-to-back steps, medians "
+          f"{dtype}; tritonmm {meta['tritonmm_configs']}; native dispatch {meta.get('native_dispatch', '?')}; "
+          f"ms per step, wall time of back-to-back steps, medians "
           f"of {args.rounds} interleaved round(s); rel diff: of the loss (train) or logits against aten's"
           + ("; compiled: torch.compile (default mode, fullgraph) of each variant's step, rel diffs against aten's "
              "compiled step, grad rel diff over every parameter's gradient, GEMM kernels: launches of cuBLAS, "

@@ -139,7 +139,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
         x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
         if activation is None and input_precision is None:  # from C++ where it can (native.py)
             known = native.repeat(x2, weight, bias)
-            if known is not None and known is not False:
+            if isinstance(known, torch.Tensor):
                 return known if x2 is x else known.view((*x.shape[:-1], weight.shape[0]))
         y = relaunch.lookup(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
                           True, b_transposed=True)

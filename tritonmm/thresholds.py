@@ -74,44 +74,24 @@ class Thresholds(NamedTuple):
 # them (no TMA) the TMA, staging and PDL rows are never read.
 TABLE = {"sm90": Thresholds(), "default": Thresholds()}
 
+
 class _Overrides(dict):
     """The overrides in force. Any change forgets native dispatch's repeated products (native.clear), whose keys,
-    unlike relaunch's, hold none: however it is made (override(), monkeypatch.setitem, del)."""
+    unlike relaunch's, hold none: however it is made (override(), monkeypatch.setitem, del, |=)."""
 
-    def __setitem__(self, key, value):
-        super().__setitem__(key, value)
+
+def _forgetting(method):
+    def changed(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
         native.clear()
+        return result
+    return changed
 
-    def __delitem__(self, key):
-        super().__delitem__(key)
-        native.clear()
 
-    def update(self, *args, **kwargs):
-        super().update(*args, **kwargs)
-        native.clear()
-
-    def clear(self):
-        super().clear()
-        native.clear()
-
-    def pop(self, *args):
-        value = super().pop(*args)
-        native.clear()
-        return value
-
-    def popitem(self):
-        item = super().popitem()
-        native.clear()
-        return item
-
-    def setdefault(self, key, default=None):
-        value = super().setdefault(key, default)
-        native.clear()
-        return value
-
-    def __ior__(self, other):
-        self.update(other)
-        return self
+# Every method of dict that changes it.
+for _name in ("__setitem__", "__delitem__", "__ior__", "update", "clear", "pop", "popitem", "setdefault"):
+    setattr(_Overrides, _name, _forgetting(getattr(dict, _name)))
+del _name
 
 
 # Fields forced for every architecture (override); empty in normal use.
