@@ -99,9 +99,9 @@ def _gluon_rows(precisions: tuple) -> list:
     if not gluon_gemm.available()[0]:
         return []
     refuses = _refusal(lambda a, b: gluon_gemm._check(a, b, None), (TypeError, ValueError))
-    return [Impl(f"gluon {name}", "gluon", (gluon_gemm.BLOCK_M * ctas, tile_n), precisions,
+    return [Impl(f"gluon {name}", "gluon", (s.tile_m, s.tile_n), precisions,
                  (lambda name: lambda a, b, out: gluon_gemm.matmul(a, b, out, schedule=name))(name), refuses=refuses)
-            for name, (_, ctas, tile_n, _) in gluon_gemm.SCHEDULES.items()]
+            for name, s in gluon_gemm.SCHEDULES.items()]
 
 
 def _torch(a, b, out):

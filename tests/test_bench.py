@@ -147,7 +147,9 @@ def test_gluon_rows_only_where_it_runs(monkeypatch):
     monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
     rows = [i for i in impls.registry("bf16", pinned=False) if i.level == "gluon"]
     assert [i.name for i in rows] == [f"gluon {name}" for name in gluon_gemm.SCHEDULES]
-    assert rows[0].tile == (128, 256) and rows[-1].tile == (256, 256)  # cluster: two CTAs' rows
+    tiles = {i.name.split()[1]: i.tile for i in rows}  # a program's tile: in a cluster, both CTAs'
+    assert tiles["cooperative"] == (128, 256) and tiles["cluster"] == (256, 256) and tiles["wide"] == (192, 128)
+    assert tiles["wide-cluster"] == (192, 256)
     a, b = torch.ones(16, 12, dtype=torch.bfloat16), torch.ones(12, 8, dtype=torch.bfloat16)
     assert "K = 12" in rows[0].refuses(a, b)
     assert rows[0].refuses(torch.ones(16, 16, dtype=torch.bfloat16), b[:8].repeat(2, 1)) is None
@@ -826,3 +828,42 @@ def test_compiled_kernels_report_and_refusals(capsys):
     if not torch.cuda.is_available():
         assert compiled_kernels.main([]) == 3
     assert "steps must be among" in capsys.readouterr().err
+
+
+def test_ab_parses_threshold_changes_and_refuses_bad_ones():
+    """bench.ab --set: Thresholds fields converted to their annotated types; a bad name or value is a ValueError
+    naming --set (and the fields), the command line's bad sizes a usage error; without a GPU it says so, code 2."""
+    from bench import ab
+    assert ab.parse_set("gluon_wide_min_macs=inf,gluon_wide_waves=2,pdl=false") == \
+        {"gluon_wide_min_macs": float("inf"), "gluon_wide_waves": 2, "pdl": False}
+    for bad, words in (("gluon_wide_waves=inf", "not a valid int"), ("nonsense=1", "the fields"),
+                       ("gluon_min_macs", "name=value"), ("", "names no threshold")):
+        with pytest.raises(ValueError, match=words):
+            ab.parse_set(bad)
+    with pytest.raises(SystemExit):
+        ab.main(["--set", "gluon_wide_waves=1", "--sizes", "2500-1000", "--seed", "1"])
+    if not torch.cuda.is_available():
+        assert ab.main(["--set", "gluon_wide_waves=1", "--seed", "1"]) == 2
+
+
+def test_ab_draw_is_seeded_in_range_and_half_aligned():
+    import random
+    from bench import ab
+    first = ab.draw(random.Random(7), 12, 1000, 2500)
+    assert first == ab.draw(random.Random(7), 12, 1000, 2500) and first != ab.draw(random.Random(8), 12, 1000, 2500)
+    for i, (shape, dtype) in enumerate(first):
+        assert all(1000 <= n <= 2500 for n in shape[:3]) and shape.layout in ("NN", "NT") and dtype in ("bf16", "fp16")
+        assert shape.kind == "drawn" and (i % 2 or all(n % 8 == 0 for n in shape[:3]))
+    assert any(n % 8 for shape, _ in first[1::2] for n in shape[:3])  # the others keep any size
+
+
+def test_ab_summary_compares_both_ways_per_group():
+    from bench import ab
+    rows = [dict(kind="drawn", shape="1000x1000x1000", us=dict(torch=10.0, shipped=10.0, changed=20.0)),
+            dict(kind="drawn", shape="1001x1000x1000", us=dict(torch=10.0, shipped=5.0, changed=5.0)),
+            dict(kind="changed", shape="2048x2048x1024", us=dict(torch=10.0, shipped=12.5, changed=10.0))]
+    lines = ab.summary(rows)
+    assert lines[0].startswith("drawn (2): x torch.mm shipped 1.414 (min 1.000), changed 1.000 (min 0.500)")
+    assert lines[0].endswith("shipped ahead on 1")
+    assert lines[1].startswith("drawn, sizes multiples of 8 (1): x torch.mm shipped 1.000")
+    assert lines[2].startswith("changed (1): x torch.mm shipped 0.800 (min 0.800), changed 1.000")

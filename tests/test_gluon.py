@@ -128,7 +128,8 @@ def test_empty_operands_pass_the_layout_checks():
 
 def test_shared_memory_budget_gives_the_designed_stages():
     assert {name: gluon_gemm.stages(name) for name in gluon_gemm.SCHEDULES} == {
-        "cooperative": 4, "cooperative-s3": 3, "pingpong": 5, "cluster": 4}
+        "cooperative": 4, "cooperative-s3": 3, "pingpong": 5, "cluster": 4, "wide": 4,
+        "wide-cluster": 4}
 
 
 @pytest.mark.skipif(not HAS_GLUON, reason="the Gluon GEMM needs Triton >= 3.8")
@@ -150,13 +151,15 @@ def test_compiles_for_sm90a_without_a_gpu(tmp_path):
     """, TRITON_CACHE_DIR=str(tmp_path))  # compiled here, not found in a cache
     assert result.returncode == 0, result.stderr[-5000:]
     report = json.loads(result.stdout.split("REPORT", 1)[1])
-    assert len(report) == 9
+    assert len(report) == 2 * len(gluon_gemm.SCHEDULES) + 1
     for name, r in report.items():
         assert r["sm90a"] and r["cubin"] > 0 and r["wgmma"], name
         assert r["shared"] <= gluon_gemm.SMEM_BYTES, (name, r)
         assert r["spill_stores"] == r["spill_loads"] == r["stack"] == 0, (name, r)
         assert 24 in r["setmaxnreg"] and max(r["setmaxnreg"]) >= 232, (name, r)
-        assert r["multicast"] == name.startswith("cluster"), (name, r)
+        assert r["multicast"] == ("cluster" in name), (name, r)
+        if name.startswith("wide"):  # three consumer warpgroups share what the loader leaves: 160 registers each
+            assert r["registers"] == 128 and 160 in r["setmaxnreg"], (name, r)
 
 
 # --- on a Hopper GPU ------------------------------------------------------------------------------------------
@@ -262,6 +265,34 @@ def test_planner_rule_takes_large_plain_products_where_gluon_runs(monkeypatch):
     assert not _rule(a, b)
 
 
+def test_wide_rule_takes_mid_size_products_whose_tiles_fill_their_waves(monkeypatch):
+    """rules.gluon's wide class (design.md: gluon-wide), on an H100's 132 SMs: from gluon_wide_min_macs (2**31)
+    to gluon_min_macs, where 192x128 tiles take one wave, at least 70% full."""
+    from tritonmm import device, rules, thresholds
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
+    facts = device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+
+    def schedule(M, N, K, dtype=torch.bfloat16, weight=False):
+        a = torch.empty(M, K, dtype=dtype)
+        b = torch.empty(N, K, dtype=dtype).T if weight else torch.empty(K, N, dtype=dtype)
+        return rules.gluon(facts, a, b, torch.empty(M, N, dtype=dtype), None, "none", (None, None))
+
+    assert schedule(1536, 1536, 1536) == schedule(1536, 1536, 1536, weight=True) == "wide"  # 96 tiles: 73%
+    assert schedule(1536, 1536, 1536, dtype=torch.float16) == "wide"
+    assert schedule(1224, 2208, 1648) == "wide"  # 126 tiles: 95%
+    assert schedule(2176, 2400, 1552) is None  # 228 tiles: two waves
+    assert schedule(1520, 1200, 1000) is None  # 80 tiles: 61%
+    assert schedule(2216, 1472, 2032) is None  # 144 tiles: a second wave of 12
+    assert schedule(3072, 3072, 3072) is None  # three waves
+    assert schedule(1536, 1536, 512) is None  # 1.2e9 multiply-adds, below gluon_wide_min_macs
+    assert schedule(4096, 4096, 8192) == "cooperative-s3"  # gluon_min_macs
+    assert schedule(1536, 1536, 1536, dtype=torch.float32) is None
+    with thresholds.override(gluon_wide_min_macs=float("inf")):
+        assert schedule(1536, 1536, 1536) is None
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
+    assert schedule(1536, 1536, 1536) is None
+
+
 def _cluster_rule(a, b, c=None, bias=None, activation="none", facts=None):
     from tritonmm import device, rules
     facts = facts or device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
@@ -342,7 +373,8 @@ def test_relaunch_repoints_gluon_descriptors(monkeypatch):
 def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
     """With gluon_min_macs forced to 0, the planner's TMA products run on the Gluon kernel, matching float64 into a
     NaN-filled out: aligned rows on cooperative-s3; B's rows 2064 (NN) or 4368 (NT) bytes apart on the cluster
-    schedule over the caller's own tensors (rules.gluon_cluster: no copy); chosen() says which. A second eager call
+    schedule over the caller's own tensors (rules.gluon_cluster: no copy); with the thresholds as shipped, a
+    mid-size product whose 192x128 tiles fill a wave on the wide schedule; chosen() says which. A second eager call
     relaunches from the cache (no launch through Triton), a captured one launches anew and replays right; a product
     with a bias stays on the tl kernel."""
     _skip_unless_available()
@@ -350,10 +382,11 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
     from tritonmm import thresholds
     from tritonmm.planner import chosen
     calls = _gluon_runs(monkeypatch)
-    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
     torch.manual_seed(11)
-    for (M, N, K), schedule, path in (((1024, 1024, 2048), "cooperative-s3", "gluon"),
-                                      ((1000, 1032, 2184), "cluster", "gluon cluster")):
+    for (M, N, K), schedule, path, min_macs in (((1528, 1536, 1536), "wide", "gluon", 2 ** 37),
+                                                ((1024, 1024, 2048), "cooperative-s3", "gluon", 0),
+                                                ((1000, 1032, 2184), "cluster", "gluon cluster", 0)):
+        monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", min_macs)
         a, b = _operands(M, N, K, torch.bfloat16, layout, "cuda")
         out = _nan_out(M, N)
         assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]

@@ -5,12 +5,6 @@ import torch
 from . import config_space, fast_launch, thresholds, validation
 from .kernels.gemm_tma import fit_descriptors, gemm_tma_kernel
 
-# The Gluon kernel's schedules the planner runs: where rules.gluon says, one consumer partition of 8 warps on
-# 128x256x64 tiles, 3 stages, C staged whole (design.md: gluon-gemm); where rules.gluon_cluster says, 128x256x64
-# tiles in 2-CTA clusters that multicast B, 4 stages, C stored in halves (design.md: gluon-misaligned).
-GLUON_SCHEDULE = "cooperative-s3"
-GLUON_CLUSTER_SCHEDULE = "cluster"
-
 
 def capturing(t: torch.Tensor) -> bool:
     """Whether t's device stream is being captured into a CUDA graph now."""
@@ -70,7 +64,8 @@ def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, schedule: str) ->
 
 
 def gluon_config(schedule: str):
-    """A Gluon schedule as a config, for tables: the tile one CTA computes, its ring's stages, 8 consumer warps."""
+    """A Gluon schedule as a config, for tables: the tile one CTA computes, its ring's stages, its consumer warps."""
     from .kernels import gluon_gemm
-    tile_n = gluon_gemm.SCHEDULES[schedule][2]
-    return config_space.make_config(gluon_gemm.BLOCK_M, tile_n, gluon_gemm.BLOCK_K, gluon_gemm.stages(schedule), 8)
+    s = gluon_gemm.SCHEDULES[schedule]
+    return config_space.make_config(s.tile_m // s.ctas, s.tile_n, gluon_gemm.BLOCK_K, gluon_gemm.stages(schedule),
+                                    4 * s.consumers if s.consumers > 1 else 8)

@@ -5,9 +5,10 @@ each is large: rules.batch_slices), on the operands' device.
 A product seen before relaunches from the launch cache (relaunch.py). Otherwise Product (product.py)
 plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
 config unless one is pinned, launch.py launches each step, and the launches are cached. Where Triton >= 3.8
-runs on Hopper, large plain 16-bit products on the TMA path run on the Gluon kernel instead (rules.gluon), on
-its clusters over the operands as they are where TMA reads B's rows slowly (rules.gluon_cluster), and are cached
-for relaunch too. Callers check arguments first (validation.py; ops.py, library.py, override.py).
+runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones whose 192x128 tiles fill a wave,
+run on the Gluon kernel instead (rules.gluon), on its clusters over the operands as they are where TMA reads
+B's rows slowly (rules.gluon_cluster), and are cached for relaunch too. Callers check arguments first
+(validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
@@ -50,8 +51,9 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.
             tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
-        if config is None and on_gluon(plan):
-            return _gluon(key, (a, b), plan.a, plan.b, out, launch.GLUON_SCHEDULE, plan)  # design.md: gluon-gemm
+        schedule = gluon_schedule(plan) if config is None else None
+        if schedule is not None:  # design.md: gluon-gemm, gluon-wide
+            return _gluon(key, (a, b), plan.a, plan.b, out, schedule, plan)
         cfg = config or tuning.choose_config(plan)
         launched = plan.run(cfg)
         ready = plan.compiled(launched) if key is not None else None
@@ -100,11 +102,12 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     out = new_out(a, b, out_dtype)
     with device.on_device(a.device):
         if as_given_gluon(a, b, out, bias, activation, scales, captured) is not None:
-            return launch.gluon_config(launch.GLUON_CLUSTER_SCHEDULE), "gluon cluster"
+            return launch.gluon_config(rules.GLUON_CLUSTER_SCHEDULE), "gluon cluster"
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
         staged = "+staged" if plan.staged else ""
-        if on_gluon(plan):
-            return launch.gluon_config(launch.GLUON_SCHEDULE), "gluon" + staged
+        schedule = gluon_schedule(plan)
+        if schedule is not None:
+            return launch.gluon_config(schedule), "gluon" + staged
         return tuning.choose_config(plan), plan.path + staged
 
 
@@ -114,12 +117,13 @@ def as_given_gluon(a, b, out, bias, activation: str, scales, captured: bool):
     if a.dim() != 2 or validation.traced(a):
         return None
     if rules.gluon_cluster(device.facts(a.device), a, b, out, bias, activation, scales, captured):
-        return launch.GLUON_CLUSTER_SCHEDULE
+        return rules.GLUON_CLUSTER_SCHEDULE
     return None
 
 
-def on_gluon(plan) -> bool:
-    """Whether a planned product runs on the Gluon kernel rather than its TMA steps (rules.gluon, over the
-    operands as the TMA kernel would read them)."""
-    return plan.path == "tma" and rules.gluon(plan.facts, plan.a, plan.b, plan.out, plan.bias,
-                                              plan.constants["ACTIVATION"], plan.scales)
+def gluon_schedule(plan):
+    """The Gluon schedule a planned product runs on rather than its TMA steps (rules.gluon, over the operands as
+    the TMA kernel would read them), or None."""
+    if plan.path != "tma":
+        return None
+    return rules.gluon(plan.facts, plan.a, plan.b, plan.out, plan.bias, plan.constants["ACTIVATION"], plan.scales)

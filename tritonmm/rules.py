@@ -24,6 +24,14 @@ import torch
 from . import config_space, device, layout, thresholds
 from .config_space import cdiv
 
+# The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
+# partition of 8 warps on 128x256x64 tiles, 3 stages, C staged whole (design.md: gluon-gemm), or for mid-size
+# products three consumer warpgroups on 192x128x64 tiles (gluon-wide); where rules.gluon_cluster says,
+# 128x256x64 tiles in 2-CTA clusters that multicast B, 4 stages, C stored in halves (gluon-misaligned).
+GLUON_SCHEDULE = "cooperative-s3"
+GLUON_WIDE_SCHEDULE = "wide"
+GLUON_CLUSTER_SCHEDULE = "cluster"
+
 
 def few_tiles(facts, M, N) -> bool:
     """Whether a product has so few 64x64 tiles per SM that the pointer kernel and split-K serve it."""
@@ -156,14 +164,30 @@ def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
     return gluon_gemm.available(a.device)[0]
 
 
-def gluon(facts, a, b, c, bias, activation: str, scales) -> bool:
-    """Whether a product the TMA kernel would run (its operands as that kernel reads them: staged copies where
-    it stages) runs on the Gluon kernel's cooperative schedule instead: one _gluon_takes, of at least
-    gluon_min_macs multiply-adds (design.md: gluon-gemm)."""
+def gluon(facts, a, b, c, bias, activation: str, scales):
+    """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them:
+    staged copies where it stages), or None: one _gluon_takes, on the cooperative schedule from gluon_min_macs
+    multiply-adds (design.md: gluon-gemm), below that on the wide one where _wide_fills (gluon-wide)."""
     if a.dim() != 2:
-        return False
+        return None
     (M, K), N = a.shape, b.shape[1]
-    return M * N * K >= thresholds.for_device(facts).gluon_min_macs and _gluon_takes(a, b, c, bias, activation, scales)
+    th = thresholds.for_device(facts)
+    if M * N * K >= th.gluon_min_macs:
+        schedule = GLUON_SCHEDULE
+    elif M * N * K >= th.gluon_wide_min_macs and _wide_fills(facts.num_sms, M, N, th):
+        schedule = GLUON_WIDE_SCHEDULE
+    else:
+        return None
+    return schedule if _gluon_takes(a, b, c, bias, activation, scales) else None
+
+
+def _wide_fills(num_sms: int, M, N, th) -> bool:
+    """Whether the wide schedule's 192x128 tiles of an M x N product take at most gluon_wide_waves waves over the
+    SMs, the last at least gluon_wide_fill full: there its smaller tiles leave fewer SMs idle than 128x256 ones
+    (1536^2 in 96 tiles against 72), which pays for their lower rate (design.md: gluon-wide)."""
+    tiles = cdiv(M, 192) * cdiv(N, 128)
+    waves = cdiv(tiles, num_sms)
+    return waves <= th.gluon_wide_waves and tiles >= th.gluon_wide_fill * waves * num_sms
 
 
 def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:
@@ -178,4 +202,4 @@ def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool)
     if source_b is None or not _slow_rows(source_b[0]):
         return False
     (M, K), N = a.shape, b.shape[1]
-    return gluon(facts, a, b, c, bias, activation, scales) and tma_path(facts, M, N, K, 0, captured)
+    return gluon(facts, a, b, c, bias, activation, scales) == GLUON_SCHEDULE and tma_path(facts, M, N, K, 0, captured)

@@ -20,25 +20,33 @@ ahead (num_stages), where the barriers go, which warps issue what. Gluon (triton
   loops taking turns (the `order` barriers) so that one's epilogue overlaps the other's wgmma; "cluster",
   cooperative over 2x1 thread-block clusters: the two CTAs compute vertically adjacent tiles, and the B tile
   they share is loaded once, by CTA 0, and multicast into both (CUDA step 15 added this to step 14: 0.87
-  against 0.86x cuBLAS at 4096^3 bf16, equal elsewhere; docs/design.md: ladder-hopper-steps). The device
-  check, bench/gluon_check.py, times all four.
+  against 0.86x cuBLAS at 4096^3 bf16, equal elsewhere; docs/design.md: ladder-hopper-steps); "wide", three
+  consumer partitions of one warpgroup sharing each 192x128 tile, 64 rows (a slab) each: a tile of 192 rows,
+  which `tl` cannot write (a block's shape is a power of two), as three power-of-two slabs. Tiles of 192x128
+  cut a 1536^3 product into 96 tiles, one wave of 132 SMs, where 128x256 tiles make 72 and 128x128 tiles 144
+  (two waves); cuBLAS runs 192-row tiles there (the planner's use: docs/design.md, gluon-wide); "wide-cluster",
+  the same over 1x2 clusters whose CTAs take horizontally adjacent tiles and share A (multicast), as cuBLAS
+  pairs its CTAs at 1536^3. The device check, bench/gluon_check.py, times all six.
 
-Gluon programs a cluster as one program over both CTAs: shapes are the cluster's (256-row tiles), and a
-layout's cga_layout says how the CTAs split them (A and C by rows, [[1, 0]]; B broadcast, [[0, 0]]). The
-compiler issues B's multicast from CTA 0 only, so CTA 0 may refill a slot only once both CTAs' consumers have
-released it: `pair` is a barrier of the lead CTA that both arrive on (allocate_mbarrier(two_ctas=True)).
+Gluon programs a cluster as one program over both CTAs: shapes are the cluster's (256-row tiles, or 256-column
+ones where they share A), and a layout's cga_layout says how the CTAs split them (A and C by rows, [[1, 0]]; B
+broadcast, [[0, 0]]; or A broadcast, B and C by columns). The compiler issues the multicast from CTA 0 only, so
+CTA 0 may refill a slot only once both CTAs' consumers have released it: `pair` is a barrier of the lead CTA
+that both arrive on (allocate_mbarrier(two_ctas=True)).
 
 Any shape whose rows TMA can address (16-byte aligned: K, and N, multiples of 8): the descriptors carry the
 real shapes, TMA zero-fills reads past M, N and K and clips the stores of C. B is either K x N row-major or
 the transposed view of an N x K row-major weight (x @ W.T), read K-major and transposed in shared memory.
 """
 import functools
+from typing import NamedTuple
 
 import torch
 import triton
 import triton.language as tl
 
 from . import version
+from .gluon_args import check as _check
 
 
 try:
@@ -59,10 +67,10 @@ except ImportError as exc:  # the kernels below are then defined but never compi
     def jit(fn=None, **_):
         return fn if fn is not None else (lambda f: f)
 
-BLOCK_M, BLOCK_K = 128, 64  # a CTA's tile rows, and the K step
+BLOCK_K = 64  # the K step
 GROUP_M = gl.constexpr(8)  # tiles.tile_coords' grouping: programs running together share B (and A) tiles in L2
 SMEM_BYTES = 232448  # the most shared memory an sm_90 block may opt into (227 KiB)
-MAXNREG = 168  # 12 warps (the loader's one warp takes a warpgroup's slot) x 32 x 168: the whole register file
+REGISTERS = 65536  # an SM's register file, 32-bit registers
 
 
 @jit
@@ -76,18 +84,20 @@ def _tile_offsets(tile, num_pid_m, num_pid_n, BM: gl.constexpr, BN: gl.constexpr
 
 @jit
 def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.constexpr,
-            B_KMAJOR: gl.constexpr):
-    """One warp: fills the ring in tile order, the order in which the consumers drain it."""
-    BM: gl.constexpr = a_desc.block_shape[0]
+            B_KMAJOR: gl.constexpr, SLABS: gl.constexpr, SHARE_A: gl.constexpr):
+    """One warp: fills the ring in tile order, the order in which the consumers drain it; a slot holds SLABS
+    boxes of A (a tile's row slabs) and one of B. In a cluster, the operand its CTAs share is multicast: B where
+    they split the tile's rows, A where they split its columns (SHARE_A)."""
+    BM: gl.constexpr = a_desc.block_shape[0] * SLABS
     BK: gl.constexpr = a_desc.block_shape[1]
-    STAGES: gl.constexpr = a_bufs.shape[0]
+    STAGES: gl.constexpr = b_bufs.shape[0]
     CLUSTER: gl.constexpr = gl.num_ctas()
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN)
-    nbytes: gl.constexpr = a_desc.nbytes_per_cta + b_desc.nbytes_per_cta  # B whole in each CTA of a cluster
+    nbytes: gl.constexpr = SLABS * a_desc.nbytes_per_cta + b_desc.nbytes_per_cta  # B whole in each CTA of a cluster
     slot = 0
     for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // (1 if SHARE_A else CLUSTER))
         for k in range(0, K, BK):
             s = slot % STAGES
             # A fresh barrier is in phase 0: a wait for parity 1 passes at once, so the first STAGES loads go
@@ -97,51 +107,62 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.
             if CLUSTER > 1:
                 mbarrier.wait(pair.index(s), parity)  # both CTAs' consumers (only the lead CTA waits)
             mbarrier.expect(ready.index(s), nbytes)
-            tma.async_load(a_desc, [off_m, k], ready.index(s), a_bufs.index(s))
+            for j in gl.static_range(SLABS):  # a slab wholly past M is zero-filled, its bytes still counted
+                tma.async_load(a_desc, [off_m + j * a_desc.block_shape[0], k], ready.index(s),
+                               a_bufs.index(s * SLABS + j), multicast=SHARE_A)
+            share_b: gl.constexpr = CLUSTER > 1 and not SHARE_A
             if B_KMAJOR:
-                tma.async_load(b_desc, [off_n, k], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
+                tma.async_load(b_desc, [off_n, k], ready.index(s), b_bufs.index(s), multicast=share_b)
             else:
-                tma.async_load(b_desc, [k, off_n], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
+                tma.async_load(b_desc, [k, off_n], ready.index(s), b_bufs.index(s), multicast=share_b)
             slot += 1
 
 
 @jit
 def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN: gl.constexpr,
-              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr):
-    """Consumer WHICH of CONSUMERS: the program's tiles WHICH, WHICH + CONSUMERS, ...; wgmma, then C by TMA."""
-    BM: gl.constexpr = c_desc.block_shape[0]
+              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr, SLABS: gl.constexpr,
+              SHARE_A: gl.constexpr):
+    """Consumer WHICH of CONSUMERS: where SLABS is 1, the program's tiles WHICH, WHICH + CONSUMERS, ... whole;
+    where SLABS is CONSUMERS, slab WHICH (its rows) of every tile of the program. wgmma, then C by TMA."""
+    SLAB_M: gl.constexpr = c_desc.block_shape[0]  # the rows this consumer computes of a tile
+    BM: gl.constexpr = SLAB_M * SLABS
+    SLAB: gl.constexpr = WHICH % SLABS
+    TURNS: gl.constexpr = CONSUMERS // SLABS  # consumers taking tiles in turn: 2 ping-pong, else 1
     BK: gl.constexpr = a_bufs.shape[2]
-    STAGES: gl.constexpr = a_bufs.shape[0]
+    STAGES: gl.constexpr = b_bufs.shape[0]
     CLUSTER: gl.constexpr = gl.num_ctas()
     C_SPLIT: gl.constexpr = BN // c_desc.block_shape[1]
     # Warps stacked along M, 16 rows each (8 warps: two warpgroups of 64 rows, each issuing m64nBNk16); in a
-    # cluster the CTAs split the rows as C's layout says.
+    # cluster the CTAs split the rows, or with SHARE_A the columns, as C's layout says.
+    CTA_N: gl.constexpr = BN // CLUSTER if SHARE_A else BN
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                         instr_shape=[16, BN, 16], cga_layout=c_desc.layout.cga_layout)
+                                                         instr_shape=[16, CTA_N, 16],
+                                                         cga_layout=c_desc.layout.cga_layout)
     c_buf = c_bufs.index(WHICH)
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN)
     k_steps = gl.cdiv(K, BK)
     step = gl.num_programs(0)
-    nth = WHICH  # the program's nth tile, whose K steps took ring slots nth * k_steps onward
-    for tile in range(gl.program_id(0) + WHICH * step, num_pid_m * num_pid_n, CONSUMERS * step):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
-        if CONSUMERS > 1:
+    nth = WHICH // SLABS  # the program's nth tile, whose K steps took ring slots nth * k_steps onward
+    for tile in range(gl.program_id(0) + nth * step, num_pid_m * num_pid_n, TURNS * step):
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // (1 if SHARE_A else CLUSTER))
+        off_m += SLAB * SLAB_M
+        if TURNS > 1:
             # Ping-pong: the main loops take turns. Besides overlapping one's epilogue with the other's wgmma,
             # this keeps each consumer at most one phase ahead of a slot's barrier, which parity waits need.
-            mbarrier.wait(order.index(WHICH), (nth // CONSUMERS & 1) ^ (1 - WHICH))
-        acc = gl.zeros((BM, BN), gl.float32, acc_layout)
+            mbarrier.wait(order.index(WHICH), (nth // TURNS & 1) ^ (1 - WHICH))
+        acc = gl.zeros((SLAB_M, BN), gl.float32, acc_layout)
         slot = nth * k_steps
         for k in range(k_steps):
             s = slot % STAGES
             mbarrier.wait(ready.index(s), slot // STAGES & 1)
             b = b_bufs.index(s).permute((1, 0)) if B_KMAJOR else b_bufs.index(s)  # N x K read as K x N
-            acc = warpgroup_mma(a_bufs.index(s), b, acc, use_acc=k > 0, is_async=True)
+            acc = warpgroup_mma(a_bufs.index(s * SLABS + SLAB), b, acc, use_acc=k > 0, is_async=True)
             # Retire all but this wgmma: the one before it has read its slot, which goes back to the loader.
             acc = warpgroup_mma_wait(1, deps=(acc, ))
             _release(empty, pair, (slot + STAGES - 1) % STAGES, k > 0, CLUSTER)
             slot += 1
-        if CONSUMERS > 1:
+        if TURNS > 1:
             mbarrier.arrive(order.index(1 - WHICH))
         acc = warpgroup_mma_wait(0, deps=(acc, ))
         _release(empty, pair, (slot + STAGES - 1) % STAGES, True, CLUSTER)
@@ -153,7 +174,7 @@ def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K
             fence_async_shared()
             tma.async_store(c_desc, [off_m, off_n], c_buf)
         else:  # two BN/2 halves through one buffer: the room saved is a ring slot (gemm_tma does the same)
-            left, right = acc.reshape([BM, 2, BN // 2]).permute(0, 2, 1).split()
+            left, right = acc.reshape([SLAB_M, 2, BN // 2]).permute(0, 2, 1).split()
             c_buf.store(left.to(c_desc.dtype))
             fence_async_shared()
             tma.async_store(c_desc, [off_m, off_n], c_buf)
@@ -161,7 +182,7 @@ def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K
             c_buf.store(right.to(c_desc.dtype))
             fence_async_shared()
             tma.async_store(c_desc, [off_m, off_n + BN // 2], c_buf)
-        nth += CONSUMERS
+        nth += TURNS
     tma.store_wait(0)
 
 
@@ -174,10 +195,11 @@ def _release(empty, pair, s, pred, CLUSTER: gl.constexpr):
 
 @jit(do_not_specialize=["M", "N", "K"])
 def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, STAGES: gl.constexpr,
-                      CONSUMERS: gl.constexpr):
+                      CONSUMERS: gl.constexpr, SLABS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                      SHARE_A: gl.constexpr):
     dtype: gl.constexpr = a_desc.dtype
     BN: gl.constexpr = b_desc.block_shape[0] if B_KMAJOR else b_desc.block_shape[1]
-    a_bufs = gl.allocate_shared_memory(dtype, [STAGES] + a_desc.block_shape, a_desc.layout)
+    a_bufs = gl.allocate_shared_memory(dtype, [STAGES * SLABS] + a_desc.block_shape, a_desc.layout)
     b_bufs = gl.allocate_shared_memory(dtype, [STAGES] + b_desc.block_shape, b_desc.layout)
     c_bufs = gl.allocate_shared_memory(dtype, [CONSUMERS] + c_desc.block_shape, c_desc.layout)
     ready = mbarrier.allocate_mbarrier(batch=STAGES)  # each CTA's own
@@ -186,23 +208,35 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, S
     order = mbarrier.allocate_mbarrier(batch=2)
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)  # the loader's expect; the TMA's bytes complete the phase
-        mbarrier.init(empty.index(i), count=1)  # the one consumer that read the slot
+        mbarrier.init(empty.index(i), count=SLABS)  # the consumer that read the slot, or each slab's
         mbarrier.init(pair.index(i), count=1)  # in a cluster: counted once per CTA
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
     # The argument tuples are spelled out in the call: a tuple held in a variable turns constexprs into tensors.
     if CONSUMERS == 1:
         gl.warp_specialize([
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR, 0, 1)),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR)),
-        ], [1], [24])
-    else:
-        gl.warp_specialize([
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR, 0, 2)),
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(1), gl.constexpr(2))),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR)),
-        ], [4, 1], [232, 24])
+                         0, 1, 1, SHARE_A)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1, SHARE_A)),
+        ], [1], [24])
+    elif CONSUMERS == 2:
+        gl.warp_specialize([
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
+                         0, 2, 1, SHARE_A)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
+                         gl.constexpr(1), gl.constexpr(2), gl.constexpr(1), SHARE_A)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1, SHARE_A)),
+        ], [4, 1], [CONSUMER_REGS, 24])
+    else:  # three slabs of each tile
+        gl.warp_specialize([
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
+                         0, 3, 3, SHARE_A)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
+                         gl.constexpr(1), gl.constexpr(3), gl.constexpr(3), SHARE_A)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
+                         gl.constexpr(2), gl.constexpr(3), gl.constexpr(3), SHARE_A)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 3, SHARE_A)),
+        ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, 24])
     if gl.num_ctas() > 1:
         cluster.barrier()  # neither CTA exits while the other may still arrive on its barriers
 
@@ -210,12 +244,46 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, S
 # ---------------------------------------------------------------------------------------------------------------
 # Host side
 
-# name: (consumer partitions, CTAs a cluster, tile N, C stored in how many column blocks)
+class Schedule(NamedTuple):
+    consumers: int  # consumer partitions
+    ctas: int  # CTAs a cluster
+    tile_m: int  # rows of the tile a program (a cluster's CTAs together) computes
+    tile_n: int
+    c_split: int  # C stored in how many column blocks
+    slabs: int = 1  # consumers sharing each tile, 64 rows each (else each consumer takes whole tiles)
+    share_a: bool = False  # a cluster's CTAs split the tile's columns and share A, not its rows sharing B
+
+    @property
+    def cta_m(self) -> int:
+        return self.tile_m if self.share_a else self.tile_m // self.ctas
+
+    @property
+    def cta_n(self) -> int:
+        return self.tile_n // self.ctas if self.share_a else self.tile_n
+
+    def warps(self) -> int:
+        """Warps the kernel is launched with: the default partition's (consumer 0); the workers add theirs."""
+        return 8 if self.consumers == 1 else 4
+
+    def maxnreg(self) -> int:
+        """Registers a thread at launch: the register file over every warpgroup's slot (the loader's one warp
+        takes a whole one), in steps of 8."""
+        slots = 4 * (self.consumers * self.warps() // 4 + 1)
+        return REGISTERS // (32 * slots) // 8 * 8
+
+    def consumer_regs(self) -> int:
+        """What setmaxnreg gives each worker consumer warpgroup: the file less the loader's 24 a thread, shared
+        with the default partition (232 for two consumers, as cuda_reference step 16 and CUTLASS)."""
+        return min(232, (REGISTERS // 128 - 24) // self.consumers // 8 * 8)
+
+
 SCHEDULES = {
-    "cooperative": (1, 1, 256, 2),
-    "cooperative-s3": (1, 1, 256, 1),
-    "pingpong": (2, 1, 128, 1),
-    "cluster": (1, 2, 256, 2),
+    "cooperative": Schedule(1, 1, 128, 256, 2),
+    "cooperative-s3": Schedule(1, 1, 128, 256, 1),
+    "pingpong": Schedule(2, 1, 128, 128, 1),
+    "cluster": Schedule(1, 2, 256, 256, 2),
+    "wide": Schedule(3, 1, 192, 128, 1, slabs=3),
+    "wide-cluster": Schedule(3, 2, 192, 256, 1, slabs=3, share_a=True),
 }
 DEFAULT_SCHEDULE = "cooperative"  # cuda_reference step 16's design; the device check compares the others
 
@@ -235,9 +303,9 @@ def available(device=None) -> tuple:
 
 def stages(schedule: str) -> int:
     """Ring slots that fit one CTA's shared memory beside its C staging buffers (and 1 KiB for the barriers)."""
-    consumers, _, tile_n, c_split = SCHEDULES[schedule]
-    slot = (BLOCK_M + tile_n) * BLOCK_K * 2
-    staging = consumers * BLOCK_M * tile_n // c_split * 2
+    s = SCHEDULES[schedule]
+    slot = (s.cta_m + s.cta_n) * BLOCK_K * 2
+    staging = s.consumers * s.cta_m // s.slabs * s.cta_n // s.c_split * 2
     return min(6, (SMEM_BYTES - staging - 1024) // slot)
 
 
@@ -246,76 +314,28 @@ def _blocks(schedule: str, b_kmajor: bool, dtype: torch.dtype) -> dict:
     """{operand: (TMA block shape, NVMMA shared layout)}, shapes and layouts a cluster's: in a 2-CTA cluster A and
     C are split by rows between the CTAs and B is whole in both (multicast). Cached: building the layouts costs
     more host time than the launch."""
-    _, ctas, tile_n, c_split = SCHEDULES[schedule]
+    s = SCHEDULES[schedule]
     gl_dtype = gl.bfloat16 if dtype == torch.bfloat16 else gl.float16
-    rows, by_rows, whole = BLOCK_M * ctas, [[1, 0]] if ctas > 1 else None, [[0, 0]] if ctas > 1 else None
-    blocks = {"a": ([rows, BLOCK_K], by_rows), "b": ([tile_n, BLOCK_K] if b_kmajor else [BLOCK_K, tile_n], whole),
-              "c": ([rows, tile_n // c_split], by_rows)}
+    rows, by_rows, by_cols, whole = s.tile_m // s.slabs, [[1, 0]], [[0, 1]], [[0, 0]]
+    if s.ctas == 1:
+        cga = (None, None, None)
+    elif s.share_a:  # A whole in both CTAs, B and C split by columns (a K-major B's columns are its rows)
+        cga = (whole, by_rows if b_kmajor else by_cols, by_cols)
+    else:
+        cga = (by_rows, whole, by_rows)
+    blocks = {"a": ([rows, BLOCK_K], cga[0]),
+              "b": ([s.tile_n, BLOCK_K] if b_kmajor else [BLOCK_K, s.tile_n], cga[1]),
+              "c": ([rows, s.tile_n // s.c_split], cga[2])}
     return {name: (block, gl.NVMMASharedLayout.get_default_for(block, gl_dtype, cga_layout=cga))
             for name, (block, cga) in blocks.items()}
 
 
 def _constexprs(schedule: str, b_kmajor: bool) -> tuple:
     """(the kernel's constexpr arguments, its launch options)."""
-    consumers, ctas, _, _ = SCHEDULES[schedule]
-    return ({"B_KMAJOR": b_kmajor, "STAGES": stages(schedule), "CONSUMERS": consumers},
-            {"num_warps": 8 // consumers, "num_ctas": ctas, "maxnreg": MAXNREG})
-
-
-def _check(a, b, out) -> bool:
-    """TypeError/ValueError naming the argument and the fix, before any GPU work; returns whether B is read
-    K-major (b the transposed view of a row-major N x K weight)."""
-    for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() != 2:
-            raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}; flatten batches into rows")
-        if t.dtype not in (torch.bfloat16, torch.float16):
-            raise TypeError(f"{name} is {t.dtype}; the Gluon GEMM takes torch.bfloat16 or torch.float16: "
-                            f"convert with {name}.to(torch.bfloat16)")
-    if b.dtype != a.dtype:
-        raise TypeError(f"a is {a.dtype} but b is {b.dtype}; convert one so that both have the same dtype")
-    (M, K), N = a.shape, b.shape[1]
-    if b.shape[0] != K:
-        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; b must be "
-                         f"({K}, N)")
-    # Rows as TMA addresses them: unit stride along them, rows at least a row long and a multiple of 16 bytes
-    # (8 16-bit elements) apart: contiguous, or a view of a buffer whose rows are padded (tritonmm's staged
-    # copies). An empty operand has no rows to address (torch gives a (16, 0) tensor strides (1, 1)): any do.
-    def rows(t, along, length):  # t's rows run along dim `along`, `length` elements each
-        step = t.stride(1 - along)
-        return t.stride(along) == 1 and (t.shape[1 - along] == 1 or (step >= length and step % 8 == 0))
-    # N: TMA stores whole 16-byte chunks, so C's rows must end on one (triton#11583: a row ending inside a chunk
-    # of a longer buffer row gets the chunk's rest overwritten). K: contiguous rows are K elements apart.
-    for dim, size, why, applies in (("K", K, "a's rows 16-byte aligned", a.stride(0) == K),
-                                    ("N", N, "the output's rows to end on a 16-byte boundary", True)):
-        if applies and size % 8:
-            raise ValueError(f"{dim} = {size} is not a multiple of 8: TMA needs {why}; pad {dim} with zeros to a "
-                             "multiple of 8 (torch.nn.functional.pad) and slice the result")
-    if a.numel() and not rows(a, 1, K):
-        raise ValueError(f"a must be row-major with rows 16-byte aligned, got strides {a.stride()}; pass "
-                         "a.contiguous()")
-    b_kmajor = b.stride(0) == 1 and not (b.stride(1) == 1 and b.stride(0) >= N) and rows(b, 0, K)
-    if b.numel() and not b_kmajor and not rows(b, 1, N):
-        raise ValueError(f"b must be row-major K x N or the transposed view w.T of a row-major N x K w, with rows "
-                         f"16-byte aligned, got strides {b.stride()}; pass b.contiguous()")
-    for name, t in (("a", a), ("b", b)):
-        if t.data_ptr() % 16:
-            raise ValueError(f"{name} does not start on a 16-byte boundary, as TMA needs; pass {name}.clone()")
-    if out is not None:
-        if out.shape != (M, N) or out.dtype != a.dtype or (out.numel() and not rows(out, 1, N)) or out.data_ptr() % 16:
-            raise ValueError(f"out must be a row-major, 16-byte aligned ({M}, {N}) {a.dtype} tensor with rows 16-byte "
-                             f"aligned, got {tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
-        if _overlaps(out, a) or _overlaps(out, b):
-            raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
-    return b_kmajor
-
-
-def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
-    span = lambda t: (t.data_ptr(), t.data_ptr() + t.element_size() * (1 + sum(  # noqa: E731
-        (n - 1) * s for n, s in zip(t.shape, t.stride()))))
-    (x0, x1), (y0, y1) = span(x), span(y)
-    return x.numel() > 0 and y.numel() > 0 and x0 < y1 and y0 < x1
+    s = SCHEDULES[schedule]
+    return ({"B_KMAJOR": b_kmajor, "STAGES": stages(schedule), "CONSUMERS": s.consumers, "SLABS": s.slabs,
+             "CONSUMER_REGS": s.consumer_regs(), "SHARE_A": s.share_a},
+            {"num_warps": s.warps(), "num_ctas": s.ctas, "maxnreg": s.maxnreg()})
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedule: str = DEFAULT_SCHEDULE):
@@ -342,7 +362,7 @@ def run(a, b, out, schedule: str) -> tuple:
         return out, None
     if K == 0:
         return out.zero_(), None
-    _, ctas, tile_n, _ = SCHEDULES[schedule]
+    s = SCHEDULES[schedule]
     (a_block, a_layout), (b_block, b_layout), (c_block, c_layout) = _blocks(schedule, b_kmajor, a.dtype).values()
     # The real shapes (TMA zero-fills and clips past them); a size-1 dim's stride is free, so rows are given one.
     row = lambda t, dim, length: t.stride(dim) if t.shape[dim] > 1 else length  # noqa: E731
@@ -353,7 +373,7 @@ def run(a, b, out, schedule: str) -> tuple:
     args = (a_desc, b_desc, c_desc, M, N, K)
     constexprs, options = _constexprs(schedule, b_kmajor)
     with torch.cuda.device(a.device):
-        grid = (min(_programs(schedule, b_kmajor, args), triton.cdiv(M, BLOCK_M * ctas) * triton.cdiv(N, tile_n)), )
+        grid = (min(_programs(schedule, b_kmajor, args), triton.cdiv(M, s.tile_m) * triton.cdiv(N, s.tile_n)), )
         compiled = gluon_gemm_kernel[grid](*args, **constexprs, **options)
     named = dict(zip(gluon_gemm_kernel.arg_names, args), **constexprs)  # in the signature's order, as the launcher
     return out, (compiled, grid, args[:3], tuple(named[n] for n in gluon_gemm_kernel.arg_names[3:]))
@@ -367,7 +387,7 @@ def _programs(schedule: str, b_kmajor: bool, args: tuple) -> int:
     pair up, so fewer than half the SMs where a GPC's count is odd). A persistent program launched past that
     would run its tiles after all the others."""
     sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    _, ctas, _, _ = SCHEDULES[schedule]
+    ctas = SCHEDULES[schedule].ctas
     if ctas == 1:
         return sms
     key = (torch.cuda.current_device(), schedule, b_kmajor, args[0].base.dtype)

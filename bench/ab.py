@@ -1,0 +1,178 @@
+"""python -m bench.ab: the planner as shipped against the planner with some thresholds changed, on a fresh draw.
+
+    python -m bench.ab --set gluon_wide_min_macs=inf --sizes 1000-2500 --draw 10 --changed 12 --seed 1503
+
+A rule is kept where it helps products it was not fitted on, so it is checked here on products drawn with a
+seed not used before. --draw products of sizes uniform in --sizes (every other one's sizes snapped to multiples
+of 8, as most weights and activations are; the rest of any size); then --changed more whose plan the changed
+thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
+thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn.
+
+Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
+(thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
+alive with its graph), timed in interleaved rounds (read-flushed device time, medians), checked against float64.
+Configs are the default's unless TRITONMM_AUTOTUNE is set. Printed: a line a product, then per group (drawn,
+its aligned ones, the changed ones) the geomean and minimum x torch.mm either way; JSON under --out.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import sys
+
+import torch
+
+import tritonmm
+from tritonmm import planner, thresholds
+
+from . import sweep
+from .common import config_text, copies, device_ms, rel_err
+
+BOUND = {"bf16": 1e-2, "fp16": 2e-3}  # tests/test_ops.py's
+
+
+def parse_set(text: str) -> dict:
+    """'name=value,...' of thresholds.Thresholds fields, each value converted to its field's type ('inf' for a
+    rule's bar raised past any product); ValueError naming --set and the fields otherwise."""
+    fields = thresholds.Thresholds.__annotations__  # name: type (a default's own type may be narrower: 2 ** 31)
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, sep, value = item.partition("=")
+        if not sep or name not in fields:
+            raise ValueError(f"--set takes name=value pairs of thresholds.Thresholds fields, got {item!r}; "
+                             f"the fields: {', '.join(fields)}")
+        kind = fields[name]
+        try:
+            out[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(float(value))
+        except (ValueError, OverflowError):
+            raise ValueError(f"--set {name}: {value!r} is not a valid {kind.__name__}") from None
+    if not out:
+        raise ValueError("--set names no threshold: give name=value, e.g. gluon_wide_min_macs=inf")
+    return out
+
+
+def draw(rng: random.Random, n: int, lo: int, hi: int) -> list:
+    """n products of sizes uniform in lo..hi, every other one's sizes multiples of 8; layout and dtype drawn."""
+    shapes = []
+    for i in range(n):
+        sizes = [rng.randint(lo, hi) for _ in range(3)]
+        if i % 2 == 0:
+            sizes = [max(8, 8 * round(x / 8)) for x in sizes]
+        shapes.append((sweep.Shape(*sizes, rng.choice(["NN", "NT"]), kind="drawn"), rng.choice(["bf16", "fp16"])))
+    return shapes
+
+
+def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000) -> list:
+    """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says."""
+    shapes = []
+    for _ in range(tries):
+        if len(shapes) == n:
+            break
+        M, N = (8 * round(rng.randint(lo, hi + 1000) / 8) for _ in range(2))
+        K = 8 * round(2 ** rng.uniform(8, 12) / 8)
+        shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(["bf16", "fp16"])
+        a, b = _layout(shape, sweep.DTYPES[dtype], torch.empty)  # unfilled: planning reads no values
+        if _plan(a, b, {}) != _plan(a, b, changes):
+            shapes.append((shape, dtype))
+    return shapes
+
+
+def _layout(shape, dt, make):
+    """(a, b) of shape made by make (torch.empty), a "T" operand a transposed view, as sweep.operands lays them."""
+    a = make(shape.K, shape.M, device="cuda", dtype=dt).T if shape.layout[0] == "T" else \
+        make(shape.M, shape.K, device="cuda", dtype=dt)
+    b = make(shape.N, shape.K, device="cuda", dtype=dt).T if shape.layout[1] == "T" else \
+        make(shape.K, shape.N, device="cuda", dtype=dt)
+    return a, b
+
+
+def _plan(a, b, changes: dict) -> str:
+    with thresholds.override(**changes):
+        cfg, path = planner.chosen(a, b, "native", captured=True)
+    return f"{path} {config_text(cfg)}"
+
+
+def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
+    dt = sweep.DTYPES[dtype]
+    M, N, K = shape.M, shape.N, shape.K
+    sets = [sweep.operands(shape, dt) for _ in range(copies((M * K + K * N) * dt.itemsize))]
+    ref = sets[0][0].double() @ sets[0][1].double()
+    ways = {"torch": (torch.mm, {}), "shipped": (tritonmm.matmul, {}), "changed": (tritonmm.matmul, changes)}
+    graphs, outs, errs, plans = {}, {}, {}, {}
+    for name, (fn, over) in ways.items():
+        with thresholds.override(**over):
+            out = outs[name] = torch.full((M, N), float("nan"), device="cuda", dtype=dt)  # alive with its graph
+            fn(*sets[0], out=out)
+            errs[name] = rel_err(out, ref)
+            if name != "torch":
+                plans[name] = _plan(*sets[0], over)
+            graphs[name] = sweep._graph(lambda a, b, out=out, fn=fn: fn(a, b, out=out), sets)
+    times = {name: [] for name in graphs}
+    for _ in range(rounds):
+        for name, graph in graphs.items():
+            times[name].append(device_ms(graph.replay) / len(sets) * 1e3)
+    us = {name: statistics.median(t) for name, t in times.items()}
+    return dict(kind=shape.kind, dtype=dtype, shape=shape.text, layout=shape.layout, us=us, rel_err=errs,
+                plans=plans, ok=all(e < BOUND[dtype] for e in errs.values()))
+
+
+def summary(rows: list) -> list:
+    """Lines: per group, the geomean and minimum x torch.mm as shipped and as changed, and how many lead."""
+    lines = []
+    aligned = [r for r in rows if r["kind"] == "drawn" and all(int(x) % 8 == 0 for x in r["shape"].split("x"))]
+    for name, group in (("drawn", [r for r in rows if r["kind"] == "drawn"]), ("drawn, sizes multiples of 8", aligned),
+                        ("changed", [r for r in rows if r["kind"] == "changed"])):
+        if not group:
+            continue
+        x = {w: [r["us"]["torch"] / r["us"][w] for r in group] for w in ("shipped", "changed")}
+        gm = {w: math.exp(sum(map(math.log, v)) / len(v)) for w, v in x.items()}
+        ahead = sum(s > c for s, c in zip(x["shipped"], x["changed"]))
+        lines.append(f"{name} ({len(group)}): x torch.mm shipped {gm['shipped']:.3f} (min {min(x['shipped']):.3f}), "
+                     f"changed {gm['changed']:.3f} (min {min(x['changed']):.3f}); shipped ahead on {ahead}")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", required=True, help="thresholds changed, name=value[,name=value]")
+    parser.add_argument("--sizes", default="1000-2500", help="LO-HI of the drawn sizes")
+    parser.add_argument("--draw", type=int, default=10)
+    parser.add_argument("--changed", type=int, default=0, help="products drawn until this many change plan")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
+    args = parser.parse_args(argv)
+    try:
+        changes = parse_set(args.set)
+        lo, hi = (int(x) for x in args.sizes.split("-"))
+        if not 1 <= lo <= hi:
+            raise ValueError
+    except ValueError as e:
+        parser.error(str(e) if "--set" in str(e) else f"--sizes must be LO-HI with 1 <= LO <= HI, got {args.sizes!r}")
+    if not torch.cuda.is_available():
+        print("bench.ab times products on a CUDA GPU; none is available here", file=sys.stderr)
+        return 2
+    import triton
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; changed: {changes}")
+    rng = random.Random(args.seed)
+    shapes = draw(rng, args.draw, lo, hi) + (draw_changed(rng, args.changed, lo, hi, changes) if args.changed else [])
+    rows = []
+    for shape, dtype in shapes:
+        r = measure(shape, dtype, changes, args.rounds)
+        rows.append(r)
+        x = {w: r["us"]["torch"] / r["us"][w] for w in ("shipped", "changed")}
+        print(f"{r['kind']:7s} {dtype} {r['shape']:>15s} {r['layout']}: torch {r['us']['torch']:7.1f} us | "
+              f"shipped {x['shipped']:.3f} [{r['plans']['shipped']}] | changed {x['changed']:.3f} "
+              f"[{r['plans']['changed']}]" + ("" if r["ok"] else f" | WRONG {r['rel_err']}"), flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:
+            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows=rows), f, indent=1, default=str)
+    print("\n".join(summary(rows)))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

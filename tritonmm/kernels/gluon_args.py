@@ -1,0 +1,59 @@
+"""The Gluon GEMM's operands as TMA can address them (kernels/gluon_gemm.py): the checks that run before any GPU
+work, so that a bad argument gets a TypeError or ValueError naming it and the fix, never a fault on the device."""
+import torch
+
+
+def check(a, b, out) -> bool:
+    """TypeError/ValueError naming the argument and the fix, before any GPU work; returns whether B is read
+    K-major (b the transposed view of a row-major N x K weight)."""
+    for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}; flatten batches into rows")
+        if t.dtype not in (torch.bfloat16, torch.float16):
+            raise TypeError(f"{name} is {t.dtype}; the Gluon GEMM takes torch.bfloat16 or torch.float16: "
+                            f"convert with {name}.to(torch.bfloat16)")
+    if b.dtype != a.dtype:
+        raise TypeError(f"a is {a.dtype} but b is {b.dtype}; convert one so that both have the same dtype")
+    (M, K), N = a.shape, b.shape[1]
+    if b.shape[0] != K:
+        raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)} and b is {tuple(b.shape)}; b must be "
+                         f"({K}, N)")
+    # Rows as TMA addresses them: unit stride along them, rows at least a row long and a multiple of 16 bytes
+    # (8 16-bit elements) apart: contiguous, or a view of a buffer whose rows are padded (tritonmm's staged
+    # copies). An empty operand has no rows to address (torch gives a (16, 0) tensor strides (1, 1)): any do.
+    def rows(t, along, length):  # t's rows run along dim `along`, `length` elements each
+        step = t.stride(1 - along)
+        return t.stride(along) == 1 and (t.shape[1 - along] == 1 or (step >= length and step % 8 == 0))
+    # N: TMA stores whole 16-byte chunks, so C's rows must end on one (triton#11583: a row ending inside a chunk
+    # of a longer buffer row gets the chunk's rest overwritten). K: contiguous rows are K elements apart.
+    for dim, size, why, applies in (("K", K, "a's rows 16-byte aligned", a.stride(0) == K),
+                                    ("N", N, "the output's rows to end on a 16-byte boundary", True)):
+        if applies and size % 8:
+            raise ValueError(f"{dim} = {size} is not a multiple of 8: TMA needs {why}; pad {dim} with zeros to a "
+                             "multiple of 8 (torch.nn.functional.pad) and slice the result")
+    if a.numel() and not rows(a, 1, K):
+        raise ValueError(f"a must be row-major with rows 16-byte aligned, got strides {a.stride()}; pass "
+                         "a.contiguous()")
+    b_kmajor = b.stride(0) == 1 and not (b.stride(1) == 1 and b.stride(0) >= N) and rows(b, 0, K)
+    if b.numel() and not b_kmajor and not rows(b, 1, N):
+        raise ValueError(f"b must be row-major K x N or the transposed view w.T of a row-major N x K w, with rows "
+                         f"16-byte aligned, got strides {b.stride()}; pass b.contiguous()")
+    for name, t in (("a", a), ("b", b)):
+        if t.data_ptr() % 16:
+            raise ValueError(f"{name} does not start on a 16-byte boundary, as TMA needs; pass {name}.clone()")
+    if out is not None:
+        if out.shape != (M, N) or out.dtype != a.dtype or (out.numel() and not rows(out, 1, N)) or out.data_ptr() % 16:
+            raise ValueError(f"out must be a row-major, 16-byte aligned ({M}, {N}) {a.dtype} tensor with rows 16-byte "
+                             f"aligned, got {tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
+        if _overlaps(out, a) or _overlaps(out, b):
+            raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
+    return b_kmajor
+
+
+def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
+    span = lambda t: (t.data_ptr(), t.data_ptr() + t.element_size() * (1 + sum(  # noqa: E731
+        (n - 1) * s for n, s in zip(t.shape, t.stride()))))
+    (x0, x1), (y0, y1) = span(x), span(y)
+    return x.numel() > 0 and y.numel() > 0 and x0 < y1 and y0 < x1
