@@ -10,7 +10,8 @@ thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT),
 
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
-alive with its graph), timed in interleaved rounds (read-flushed device time, medians), checked against float64.
+alive with its graph), timed in interleaved rounds (read-flushed device time, medians), checked against float64
+after an eager call and after the graphs' replays.
 Configs are the default's unless TRITONMM_AUTOTUNE is set. Printed: a line a product, then per group (drawn,
 its aligned ones, the changed ones) the geomean and minimum x torch.mm either way; JSON under --out.
 """
@@ -37,6 +38,7 @@ def parse_set(text: str) -> dict:
     """'name=value,...' of thresholds.Thresholds fields, each value converted to its field's type ('inf' for a
     rule's bar raised past any product); ValueError naming --set and the fields otherwise."""
     fields = thresholds.Thresholds.__annotations__  # name: type (a default's own type may be narrower: 2 ** 31)
+    words = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
     out = {}
     for item in filter(None, text.split(",")):
         name, sep, value = item.partition("=")
@@ -45,8 +47,8 @@ def parse_set(text: str) -> dict:
                              f"the fields: {', '.join(fields)}")
         kind = fields[name]
         try:
-            out[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(float(value))
-        except (ValueError, OverflowError):
+            out[name] = words[value.lower()] if kind is bool else kind(value)
+        except (KeyError, ValueError):
             raise ValueError(f"--set {name}: {value!r} is not a valid {kind.__name__}") from None
     if not out:
         raise ValueError("--set names no threshold: give name=value, e.g. gluon_wide_min_macs=inf")
@@ -59,14 +61,31 @@ def draw(rng: random.Random, n: int, lo: int, hi: int) -> list:
     for i in range(n):
         sizes = [rng.randint(lo, hi) for _ in range(3)]
         if i % 2 == 0:
-            sizes = [max(8, 8 * round(x / 8)) for x in sizes]
+            sizes = [_multiple_of_8(x, lo, hi) for x in sizes]
         shapes.append((sweep.Shape(*sizes, rng.choice(["NN", "NT"]), kind="drawn"), rng.choice(["bf16", "fp16"])))
     return shapes
 
 
+def _multiple_of_8(x: int, lo: int, hi: int) -> int:
+    """The multiple of 8 nearest x (round's, ties to even), moved inside lo..hi; x where none is inside."""
+    m = 8 * round(x / 8)
+    m = m + 8 if m < lo else m - 8 if m > hi else m
+    return m if lo <= m <= hi else x
+
+
 def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000) -> list:
-    """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says."""
-    shapes = []
+    """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says.
+    Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): nothing is tuned on unfilled operands."""
+    shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
+    try:
+        _draw_changed(rng, n, lo, hi, changes, tries, shapes)
+    finally:
+        if saved is not None:
+            os.environ["TRITONMM_AUTOTUNE"] = saved
+    return shapes
+
+
+def _draw_changed(rng, n, lo, hi, changes, tries, shapes):
     for _ in range(tries):
         if len(shapes) == n:
             break
@@ -76,7 +95,6 @@ def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tr
         a, b = _layout(shape, sweep.DTYPES[dtype], torch.empty)  # unfilled: planning reads no values
         if _plan(a, b, {}) != _plan(a, b, changes):
             shapes.append((shape, dtype))
-    return shapes
 
 
 def _layout(shape, dt, make):
@@ -114,8 +132,11 @@ def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
         for name, graph in graphs.items():
             times[name].append(device_ms(graph.replay) / len(sets) * 1e3)
     us = {name: statistics.median(t) for name, t in times.items()}
+    last = sets[-1][0].double() @ sets[-1][1].double()  # what each graph's last call left in its output
+    replayed = {name: rel_err(out, last) for name, out in outs.items()}
     return dict(kind=shape.kind, dtype=dtype, shape=shape.text, layout=shape.layout, us=us, rel_err=errs,
-                plans=plans, ok=all(e < BOUND[dtype] for e in errs.values()))
+                replay_rel_err=replayed, plans=plans,
+                ok=all(e < BOUND[dtype] for e in (*errs.values(), *replayed.values())))
 
 
 def summary(rows: list) -> list:
@@ -165,7 +186,8 @@ def main(argv=None) -> int:
         x = {w: r["us"]["torch"] / r["us"][w] for w in ("shipped", "changed")}
         print(f"{r['kind']:7s} {dtype} {r['shape']:>15s} {r['layout']}: torch {r['us']['torch']:7.1f} us | "
               f"shipped {x['shipped']:.3f} [{r['plans']['shipped']}] | changed {x['changed']:.3f} "
-              f"[{r['plans']['changed']}]" + ("" if r["ok"] else f" | WRONG {r['rel_err']}"), flush=True)
+              f"[{r['plans']['changed']}]" + ("" if r["ok"] else f" | WRONG {r['rel_err']} {r['replay_rel_err']}"),
+              flush=True)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:

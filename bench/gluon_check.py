@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     from tritonmm.kernels import gluon_gemm
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--schedule", action="append", choices=list(gluon_gemm.SCHEDULES),
-                        help="schedules to check (default: all, the cluster's last)")
+                        help="schedules to check (default: all, in SCHEDULES' order)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--layout", choices=["NN", "NT"], default="NN", help="B's layout in the timing")
     parser.add_argument("--quick", action="store_true", help="time 4096^3 only")

@@ -149,7 +149,6 @@ def test_gluon_rows_only_where_it_runs(monkeypatch):
     assert [i.name for i in rows] == [f"gluon {name}" for name in gluon_gemm.SCHEDULES]
     tiles = {i.name.split()[1]: i.tile for i in rows}  # a program's tile: in a cluster, both CTAs'
     assert tiles["cooperative"] == (128, 256) and tiles["cluster"] == (256, 256) and tiles["wide"] == (192, 128)
-    assert tiles["wide-cluster"] == (192, 256)
     a, b = torch.ones(16, 12, dtype=torch.bfloat16), torch.ones(12, 8, dtype=torch.bfloat16)
     assert "K = 12" in rows[0].refuses(a, b)
     assert rows[0].refuses(torch.ones(16, 16, dtype=torch.bfloat16), b[:8].repeat(2, 1)) is None
@@ -836,7 +835,8 @@ def test_ab_parses_threshold_changes_and_refuses_bad_ones():
     from bench import ab
     assert ab.parse_set("gluon_wide_min_macs=inf,gluon_wide_waves=2,pdl=false") == \
         {"gluon_wide_min_macs": float("inf"), "gluon_wide_waves": 2, "pdl": False}
-    for bad, words in (("gluon_wide_waves=inf", "not a valid int"), ("nonsense=1", "the fields"),
+    for bad, words in (("gluon_wide_waves=inf", "not a valid int"), ("gluon_wide_waves=2.5", "not a valid int"),
+                       ("pdl=flase", "not a valid bool"), ("nonsense=1", "the fields"),
                        ("gluon_min_macs", "name=value"), ("", "names no threshold")):
         with pytest.raises(ValueError, match=words):
             ab.parse_set(bad)
@@ -855,6 +855,8 @@ def test_ab_draw_is_seeded_in_range_and_half_aligned():
         assert all(1000 <= n <= 2500 for n in shape[:3]) and shape.layout in ("NN", "NT") and dtype in ("bf16", "fp16")
         assert shape.kind == "drawn" and (i % 2 or all(n % 8 == 0 for n in shape[:3]))
     assert any(n % 8 for shape, _ in first[1::2] for n in shape[:3])  # the others keep any size
+    assert [ab._multiple_of_8(x, 1001, 1010) for x in (1001, 1003, 1012)] == [1008, 1008, 1008]  # kept in range
+    assert ab._multiple_of_8(1003, 1001, 1006) == 1003  # no multiple of 8 in range: as drawn
 
 
 def test_ab_summary_compares_both_ways_per_group():

@@ -187,7 +187,7 @@ def _wide_fills(num_sms: int, M, N, th) -> bool:
     (1536^2 in 96 tiles against 72), which pays for their lower rate (design.md: gluon-wide)."""
     tiles = cdiv(M, 192) * cdiv(N, 128)
     waves = cdiv(tiles, num_sms)
-    return waves <= th.gluon_wide_waves and tiles >= th.gluon_wide_fill * waves * num_sms
+    return waves <= th.gluon_wide_waves and tiles - (waves - 1) * num_sms >= th.gluon_wide_fill * num_sms
 
 
 def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:

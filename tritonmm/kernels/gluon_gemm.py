@@ -10,9 +10,10 @@ ahead (num_stages), where the barriers go, which warps issue what. Gluon (triton
   the loader gives back (240 a thread: the 128x256 fp32 accumulator takes 128 over two warpgroups). The next
   tile's first loads are in flight during this tile's epilogue without a software pipeliner (gemm_tma's
   flatten=True).
-- An mbarrier ring of STAGES slots, an A tile and a B tile each: the loader waits for a slot's `empty` barrier,
-  the consumer for its `ready` barrier (the TMA counts the bytes in), and a slot is released once the wgmma
-  that read it has retired (warpgroup_mma_wait(1): one wgmma stays in flight across K steps).
+- An mbarrier ring of STAGES slots, an A tile (or a tile's slabs of A) and a B tile each: the loader waits for
+  a slot's `empty` barrier, the consumer for its `ready` barrier (the TMA counts the bytes in), and a slot is
+  released once the wgmma that read it has retired (warpgroup_mma_wait(1): one wgmma stays in flight across K
+  steps).
 - SCHEDULES: "cooperative", one consumer partition of 8 warps, each warpgroup 64 rows of a 128x256 tile (as
   step 16 and cuBLAS), C staged and stored in two 128x128 halves so that 4 stages fit in 227 KiB;
   "cooperative-s3", C staged whole and 3 stages; "pingpong", two consumer partitions of 4 warps taking
@@ -24,15 +25,13 @@ ahead (num_stages), where the barriers go, which warps issue what. Gluon (triton
   consumer partitions of one warpgroup sharing each 192x128 tile, 64 rows (a slab) each: a tile of 192 rows,
   which `tl` cannot write (a block's shape is a power of two), as three power-of-two slabs. Tiles of 192x128
   cut a 1536^3 product into 96 tiles, one wave of 132 SMs, where 128x256 tiles make 72 and 128x128 tiles 144
-  (two waves); cuBLAS runs 192-row tiles there (the planner's use: docs/design.md, gluon-wide); "wide-cluster",
-  the same over 1x2 clusters whose CTAs take horizontally adjacent tiles and share A (multicast), as cuBLAS
-  pairs its CTAs at 1536^3. The device check, bench/gluon_check.py, times all six.
+  (two waves); cuBLAS runs 192-row tiles there (the planner's use: docs/design.md, gluon-wide). The device
+  check, bench/gluon_check.py, times all five.
 
-Gluon programs a cluster as one program over both CTAs: shapes are the cluster's (256-row tiles, or 256-column
-ones where they share A), and a layout's cga_layout says how the CTAs split them (A and C by rows, [[1, 0]]; B
-broadcast, [[0, 0]]; or A broadcast, B and C by columns). The compiler issues the multicast from CTA 0 only, so
-CTA 0 may refill a slot only once both CTAs' consumers have released it: `pair` is a barrier of the lead CTA
-that both arrive on (allocate_mbarrier(two_ctas=True)).
+Gluon programs a cluster as one program over both CTAs: shapes are the cluster's (256-row tiles), and a
+layout's cga_layout says how the CTAs split them (A and C by rows, [[1, 0]]; B broadcast, [[0, 0]]). The
+compiler issues B's multicast from CTA 0 only, so CTA 0 may refill a slot only once both CTAs' consumers have
+released it: `pair` is a barrier of the lead CTA that both arrive on (allocate_mbarrier(two_ctas=True)).
 
 Any shape whose rows TMA can address (16-byte aligned: K, and N, multiples of 8): the descriptors carry the
 real shapes, TMA zero-fills reads past M, N and K and clips the stores of C. B is either K x N row-major or
@@ -84,10 +83,9 @@ def _tile_offsets(tile, num_pid_m, num_pid_n, BM: gl.constexpr, BN: gl.constexpr
 
 @jit
 def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.constexpr,
-            B_KMAJOR: gl.constexpr, SLABS: gl.constexpr, SHARE_A: gl.constexpr):
+            B_KMAJOR: gl.constexpr, SLABS: gl.constexpr):
     """One warp: fills the ring in tile order, the order in which the consumers drain it; a slot holds SLABS
-    boxes of A (a tile's row slabs) and one of B. In a cluster, the operand its CTAs share is multicast: B where
-    they split the tile's rows, A where they split its columns (SHARE_A)."""
+    boxes of A (a tile's row slabs) and one of B."""
     BM: gl.constexpr = a_desc.block_shape[0] * SLABS
     BK: gl.constexpr = a_desc.block_shape[1]
     STAGES: gl.constexpr = b_bufs.shape[0]
@@ -97,7 +95,7 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.
     nbytes: gl.constexpr = SLABS * a_desc.nbytes_per_cta + b_desc.nbytes_per_cta  # B whole in each CTA of a cluster
     slot = 0
     for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // (1 if SHARE_A else CLUSTER))
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
         for k in range(0, K, BK):
             s = slot % STAGES
             # A fresh barrier is in phase 0: a wait for parity 1 passes at once, so the first STAGES loads go
@@ -109,19 +107,17 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.
             mbarrier.expect(ready.index(s), nbytes)
             for j in gl.static_range(SLABS):  # a slab wholly past M is zero-filled, its bytes still counted
                 tma.async_load(a_desc, [off_m + j * a_desc.block_shape[0], k], ready.index(s),
-                               a_bufs.index(s * SLABS + j), multicast=SHARE_A)
-            share_b: gl.constexpr = CLUSTER > 1 and not SHARE_A
+                               a_bufs.index(s * SLABS + j))
             if B_KMAJOR:
-                tma.async_load(b_desc, [off_n, k], ready.index(s), b_bufs.index(s), multicast=share_b)
+                tma.async_load(b_desc, [off_n, k], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
             else:
-                tma.async_load(b_desc, [k, off_n], ready.index(s), b_bufs.index(s), multicast=share_b)
+                tma.async_load(b_desc, [k, off_n], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
             slot += 1
 
 
 @jit
 def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN: gl.constexpr,
-              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr, SLABS: gl.constexpr,
-              SHARE_A: gl.constexpr):
+              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr, SLABS: gl.constexpr):
     """Consumer WHICH of CONSUMERS: where SLABS is 1, the program's tiles WHICH, WHICH + CONSUMERS, ... whole;
     where SLABS is CONSUMERS, slab WHICH (its rows) of every tile of the program. wgmma, then C by TMA."""
     SLAB_M: gl.constexpr = c_desc.block_shape[0]  # the rows this consumer computes of a tile
@@ -133,11 +129,9 @@ def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K
     CLUSTER: gl.constexpr = gl.num_ctas()
     C_SPLIT: gl.constexpr = BN // c_desc.block_shape[1]
     # Warps stacked along M, 16 rows each (8 warps: two warpgroups of 64 rows, each issuing m64nBNk16); in a
-    # cluster the CTAs split the rows, or with SHARE_A the columns, as C's layout says.
-    CTA_N: gl.constexpr = BN // CLUSTER if SHARE_A else BN
+    # cluster the CTAs split the rows as C's layout says.
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                         instr_shape=[16, CTA_N, 16],
-                                                         cga_layout=c_desc.layout.cga_layout)
+                                                         instr_shape=[16, BN, 16], cga_layout=c_desc.layout.cga_layout)
     c_buf = c_bufs.index(WHICH)
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN)
@@ -145,7 +139,7 @@ def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K
     step = gl.num_programs(0)
     nth = WHICH // SLABS  # the program's nth tile, whose K steps took ring slots nth * k_steps onward
     for tile in range(gl.program_id(0) + nth * step, num_pid_m * num_pid_n, TURNS * step):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // (1 if SHARE_A else CLUSTER))
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
         off_m += SLAB * SLAB_M
         if TURNS > 1:
             # Ping-pong: the main loops take turns. Besides overlapping one's epilogue with the other's wgmma,
@@ -195,8 +189,7 @@ def _release(empty, pair, s, pred, CLUSTER: gl.constexpr):
 
 @jit(do_not_specialize=["M", "N", "K"])
 def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, STAGES: gl.constexpr,
-                      CONSUMERS: gl.constexpr, SLABS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                      SHARE_A: gl.constexpr):
+                      CONSUMERS: gl.constexpr, SLABS: gl.constexpr, CONSUMER_REGS: gl.constexpr):
     dtype: gl.constexpr = a_desc.dtype
     BN: gl.constexpr = b_desc.block_shape[0] if B_KMAJOR else b_desc.block_shape[1]
     a_bufs = gl.allocate_shared_memory(dtype, [STAGES * SLABS] + a_desc.block_shape, a_desc.layout)
@@ -209,33 +202,33 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, S
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)  # the loader's expect; the TMA's bytes complete the phase
         mbarrier.init(empty.index(i), count=SLABS)  # the consumer that read the slot, or each slab's
-        mbarrier.init(pair.index(i), count=1)  # in a cluster: counted once per CTA
+        mbarrier.init(pair.index(i), count=SLABS)  # in a cluster: counted once per CTA and consumer
     for i in gl.static_range(2):
         mbarrier.init(order.index(i), count=1)
     # The argument tuples are spelled out in the call: a tuple held in a variable turns constexprs into tensors.
     if CONSUMERS == 1:
         gl.warp_specialize([
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         0, 1, 1, SHARE_A)),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1, SHARE_A)),
+                         0, 1, 1)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1)),
         ], [1], [24])
     elif CONSUMERS == 2:
         gl.warp_specialize([
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         0, 2, 1, SHARE_A)),
+                         0, 2, 1)),
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(1), gl.constexpr(2), gl.constexpr(1), SHARE_A)),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1, SHARE_A)),
+                         gl.constexpr(1), gl.constexpr(2), gl.constexpr(1))),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1)),
         ], [4, 1], [CONSUMER_REGS, 24])
     else:  # three slabs of each tile
         gl.warp_specialize([
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         0, 3, 3, SHARE_A)),
+                         0, 3, 3)),
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(1), gl.constexpr(3), gl.constexpr(3), SHARE_A)),
+                         gl.constexpr(1), gl.constexpr(3), gl.constexpr(3))),
             (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(2), gl.constexpr(3), gl.constexpr(3), SHARE_A)),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 3, SHARE_A)),
+                         gl.constexpr(2), gl.constexpr(3), gl.constexpr(3))),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 3)),
         ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, 24])
     if gl.num_ctas() > 1:
         cluster.barrier()  # neither CTA exits while the other may still arrive on its barriers
@@ -251,15 +244,6 @@ class Schedule(NamedTuple):
     tile_n: int
     c_split: int  # C stored in how many column blocks
     slabs: int = 1  # consumers sharing each tile, 64 rows each (else each consumer takes whole tiles)
-    share_a: bool = False  # a cluster's CTAs split the tile's columns and share A, not its rows sharing B
-
-    @property
-    def cta_m(self) -> int:
-        return self.tile_m if self.share_a else self.tile_m // self.ctas
-
-    @property
-    def cta_n(self) -> int:
-        return self.tile_n // self.ctas if self.share_a else self.tile_n
 
     def warps(self) -> int:
         """Warps the kernel is launched with: the default partition's (consumer 0); the workers add theirs."""
@@ -283,7 +267,6 @@ SCHEDULES = {
     "pingpong": Schedule(2, 1, 128, 128, 1),
     "cluster": Schedule(1, 2, 256, 256, 2),
     "wide": Schedule(3, 1, 192, 128, 1, slabs=3),
-    "wide-cluster": Schedule(3, 2, 192, 256, 1, slabs=3, share_a=True),
 }
 DEFAULT_SCHEDULE = "cooperative"  # cuda_reference step 16's design; the device check compares the others
 
@@ -304,8 +287,9 @@ def available(device=None) -> tuple:
 def stages(schedule: str) -> int:
     """Ring slots that fit one CTA's shared memory beside its C staging buffers (and 1 KiB for the barriers)."""
     s = SCHEDULES[schedule]
-    slot = (s.cta_m + s.cta_n) * BLOCK_K * 2
-    staging = s.consumers * s.cta_m // s.slabs * s.cta_n // s.c_split * 2
+    rows = s.tile_m // s.ctas  # a CTA's
+    slot = (rows + s.tile_n) * BLOCK_K * 2
+    staging = s.consumers * rows // s.slabs * s.tile_n // s.c_split * 2
     return min(6, (SMEM_BYTES - staging - 1024) // slot)
 
 
@@ -316,16 +300,10 @@ def _blocks(schedule: str, b_kmajor: bool, dtype: torch.dtype) -> dict:
     more host time than the launch."""
     s = SCHEDULES[schedule]
     gl_dtype = gl.bfloat16 if dtype == torch.bfloat16 else gl.float16
-    rows, by_rows, by_cols, whole = s.tile_m // s.slabs, [[1, 0]], [[0, 1]], [[0, 0]]
-    if s.ctas == 1:
-        cga = (None, None, None)
-    elif s.share_a:  # A whole in both CTAs, B and C split by columns (a K-major B's columns are its rows)
-        cga = (whole, by_rows if b_kmajor else by_cols, by_cols)
-    else:
-        cga = (by_rows, whole, by_rows)
-    blocks = {"a": ([rows, BLOCK_K], cga[0]),
-              "b": ([s.tile_n, BLOCK_K] if b_kmajor else [BLOCK_K, s.tile_n], cga[1]),
-              "c": ([rows, s.tile_n // s.c_split], cga[2])}
+    rows, by_rows, whole = s.tile_m // s.slabs, [[1, 0]] if s.ctas > 1 else None, [[0, 0]] if s.ctas > 1 else None
+    blocks = {"a": ([rows, BLOCK_K], by_rows),
+              "b": ([s.tile_n, BLOCK_K] if b_kmajor else [BLOCK_K, s.tile_n], whole),
+              "c": ([rows, s.tile_n // s.c_split], by_rows)}
     return {name: (block, gl.NVMMASharedLayout.get_default_for(block, gl_dtype, cga_layout=cga))
             for name, (block, cga) in blocks.items()}
 
@@ -334,7 +312,7 @@ def _constexprs(schedule: str, b_kmajor: bool) -> tuple:
     """(the kernel's constexpr arguments, its launch options)."""
     s = SCHEDULES[schedule]
     return ({"B_KMAJOR": b_kmajor, "STAGES": stages(schedule), "CONSUMERS": s.consumers, "SLABS": s.slabs,
-             "CONSUMER_REGS": s.consumer_regs(), "SHARE_A": s.share_a},
+             "CONSUMER_REGS": s.consumer_regs()},
             {"num_warps": s.warps(), "num_ctas": s.ctas, "maxnreg": s.maxnreg()})
 
 
