@@ -29,7 +29,7 @@ import tritonmm
 from tritonmm import planner, thresholds
 
 from . import sweep
-from .common import config_text, copies, device_ms, rel_err
+from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors
 
 BOUND = {"bf16": 1e-2, "fp16": 2e-3}  # tests/test_ops.py's
 
@@ -75,7 +75,7 @@ def _multiple_of_8(x: int, lo: int, hi: int) -> int:
 
 def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000) -> list:
     """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says.
-    Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): nothing is tuned on unfilled operands."""
+    Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
     shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
     try:
         _draw_changed(rng, n, lo, hi, changes, tries, shapes)
@@ -92,18 +92,9 @@ def _draw_changed(rng, n, lo, hi, changes, tries, shapes):
         M, N = (8 * round(rng.randint(lo, hi + 1000) / 8) for _ in range(2))
         K = 8 * round(2 ** rng.uniform(8, 12) / 8)
         shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(["bf16", "fp16"])
-        a, b = _layout(shape, sweep.DTYPES[dtype], torch.empty)  # unfilled: planning reads no values
+        a, b = sweep.operands(shape, sweep.DTYPES[dtype])
         if _plan(a, b, {}) != _plan(a, b, changes):
             shapes.append((shape, dtype))
-
-
-def _layout(shape, dt, make):
-    """(a, b) of shape made by make (torch.empty), a "T" operand a transposed view, as sweep.operands lays them."""
-    a = make(shape.K, shape.M, device="cuda", dtype=dt).T if shape.layout[0] == "T" else \
-        make(shape.M, shape.K, device="cuda", dtype=dt)
-    b = make(shape.N, shape.K, device="cuda", dtype=dt).T if shape.layout[1] == "T" else \
-        make(shape.K, shape.N, device="cuda", dtype=dt)
-    return a, b
 
 
 def _plan(a, b, changes: dict) -> str:
@@ -118,22 +109,20 @@ def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
     sets = [sweep.operands(shape, dt) for _ in range(copies((M * K + K * N) * dt.itemsize))]
     ref = sets[0][0].double() @ sets[0][1].double()
     ways = {"torch": (torch.mm, {}), "shipped": (tritonmm.matmul, {}), "changed": (tritonmm.matmul, changes)}
-    graphs, outs, errs, plans = {}, {}, {}, {}
+    graphs, outs, errs = {}, {}, {}
     for name, (fn, over) in ways.items():
         with thresholds.override(**over):
             out = outs[name] = torch.full((M, N), float("nan"), device="cuda", dtype=dt)  # alive with its graph
             fn(*sets[0], out=out)
             errs[name] = rel_err(out, ref)
-            if name != "torch":
-                plans[name] = _plan(*sets[0], over)
             graphs[name] = sweep._graph(lambda a, b, out=out, fn=fn: fn(a, b, out=out), sets)
+    plans = {name: _plan(*sets[0], over) for name, (_, over) in ways.items() if name != "torch"}
     times = {name: [] for name in graphs}
     for _ in range(rounds):
         for name, graph in graphs.items():
             times[name].append(device_ms(graph.replay) / len(sets) * 1e3)
     us = {name: statistics.median(t) for name, t in times.items()}
-    last = sets[-1][0].double() @ sets[-1][1].double()  # what each graph's last call left in its output
-    replayed = {name: rel_err(out, last) for name, out in outs.items()}
+    replayed = replay_errors(graphs, outs, sets)  # each graph's output after its last call
     return dict(kind=shape.kind, dtype=dtype, shape=shape.text, layout=shape.layout, us=us, rel_err=errs,
                 replay_rel_err=replayed, plans=plans,
                 ok=all(e < BOUND[dtype] for e in (*errs.values(), *replayed.values())))
@@ -167,11 +156,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         changes = parse_set(args.set)
-        lo, hi = (int(x) for x in args.sizes.split("-"))
-        if not 1 <= lo <= hi:
-            raise ValueError
+        lo, hi = parse_range(args.sizes, "--sizes", "1000-2500")
     except ValueError as e:
-        parser.error(str(e) if "--set" in str(e) else f"--sizes must be LO-HI with 1 <= LO <= HI, got {args.sizes!r}")
+        parser.error(str(e))
     if not torch.cuda.is_available():
         print("bench.ab times products on a CUDA GPU; none is available here", file=sys.stderr)
         return 2

@@ -59,6 +59,17 @@ def tuning_state() -> str:
     return "untuned (TRITONMM_AUTOTUNE=0: the planner's default config where the tuning cache holds none)"
 
 
+def parse_range(text: str, flag: str, example: str) -> tuple:
+    """(lo, hi) of a command line's "LO-HI", two whole numbers with 1 <= LO <= HI; ValueError naming flag."""
+    try:
+        lo, hi = map(int, text.split("-"))
+    except ValueError:
+        lo = hi = 0
+    if not 1 <= lo <= hi:
+        raise ValueError(f"{flag} takes LO-HI, two whole numbers with 1 <= LO <= HI (e.g. {example}), not {text!r}")
+    return lo, hi
+
+
 def replay_errors(graphs: dict, outs: dict, sets: list) -> dict:
     """{name: rel_err} of each outs[name] after one replay of every graph, each of which computes
     its out for every operand set in turn: checked against the last set's float64 product."""

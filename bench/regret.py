@@ -38,6 +38,7 @@ from tritonmm.product import Product
 from tritonmm.precision import resolve_precision
 
 from . import sweep
+from .common import parse_range
 
 
 def product_of(shape: sweep.Shape, dtype: torch.dtype) -> Product:
@@ -222,11 +223,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.rows:
         try:
-            lo, hi = map(int, args.rows.split("-"))
-        except ValueError:
-            lo = hi = 0
-        if not 1 <= lo <= hi:
-            p.error(f"--rows takes LO-HI, two whole numbers with 1 <= LO <= HI (e.g. 2-127), not {args.rows!r}")
+            lo, hi = parse_range(args.rows, "--rows", "2-127")
+        except ValueError as e:
+            p.error(str(e))
     if args.fit:
         print_fit(args.fit, args.check)
         return 0

@@ -71,8 +71,9 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     # The narrow tile where it reaches that share whole and K fills its K step (all the draws had K of 768 or more).
     extra = [c for c in config_space.narrow(family, M, N, num_sms)
              if few and tiles(c) >= wanted and K >= c.kwargs["BLOCK_K"]]
-    if tma and config_space.short(family, M):  # products of few rows: short tiles alone (design.md: short-tiles)
-        space_, extra = config_space.short(family, M), []
+    short = config_space.short(family, M) if tma else []
+    if short:  # products of few rows: short tiles alone (design.md: short-tiles)
+        space_, extra = short, []
     kept, _ = config_space.prune(space_, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)
     if extra:  # pruned apart, as Product.candidates does: a narrow tile must not make prune() drop wider ones
         kept += config_space.prune(extra, M, N, K, elem_bytes, smem_limit, tma, matrix_bias, out_bytes)[0]

@@ -68,4 +68,4 @@ def gluon_config(schedule: str):
     from .kernels import gluon_gemm
     s = gluon_gemm.SCHEDULES[schedule]
     return config_space.make_config(s.tile_m // s.ctas, s.tile_n, gluon_gemm.BLOCK_K, gluon_gemm.stages(schedule),
-                                    4 * s.consumers if s.consumers > 1 else 8)
+                                    s.consumers * s.warps())

@@ -185,7 +185,9 @@ def _wide_fills(num_sms: int, M, N, th) -> bool:
     """Whether the wide schedule's 192x128 tiles of an M x N product take at most gluon_wide_waves waves over the
     SMs, the last at least gluon_wide_fill full: there its smaller tiles leave fewer SMs idle than 128x256 ones
     (1536^2 in 96 tiles against 72), which pays for their lower rate (design.md: gluon-wide)."""
-    tiles = cdiv(M, 192) * cdiv(N, 128)
+    from .kernels import gluon_gemm
+    wide = gluon_gemm.SCHEDULES[GLUON_WIDE_SCHEDULE]
+    tiles = cdiv(M, wide.tile_m) * cdiv(N, wide.tile_n)
     waves = cdiv(tiles, num_sms)
     return waves <= th.gluon_wide_waves and tiles - (waves - 1) * num_sms >= th.gluon_wide_fill * num_sms
 
