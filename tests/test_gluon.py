@@ -327,6 +327,33 @@ def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
     assert not _cluster_rule(a, b_nn)
 
 
+def test_wide_as_given_rule_takes_rows_realign_would_copy(monkeypatch):
+    """rules.gluon_wide_as_given (design.md: gluon-wide-as-given), on an H100's facts: a product of the wide class
+    whose A or B rows are 16 but not 32 bytes apart runs on the wide schedule over the caller's operands."""
+    from tritonmm import device, rules, thresholds
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
+    facts = device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+    bf = dict(dtype=torch.bfloat16)
+
+    def takes(a, b, bias=None):
+        c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype)
+        return rules.gluon_wide_as_given(facts, a, b, c, bias, "none", (None, None), False)
+
+    # 1528 x 1544 x 1544: 8 x 13 = 104 tiles of 192x128, 79% of a wave; rows of 1544 elements are 3088 bytes
+    a, b, w = torch.empty(1528, 1544, **bf), torch.empty(1544, 1544, **bf), torch.empty(1544, 1544, **bf)
+    assert takes(a, b) and takes(a, w.T) and takes(a.half(), b.half())
+    assert takes(torch.empty(1528, 1536, **bf), torch.empty(1536, 1544, **bf))  # B's rows alone
+    assert takes(a, torch.empty(1544, 1536, **bf))  # A's rows alone
+    assert not takes(torch.empty(1528, 1536, **bf), torch.empty(1536, 1536, **bf))  # rows 3072 bytes apart
+    assert not takes(torch.empty(1528, 1552, **bf), torch.empty(1552, 1552, **bf))  # 3104: 32 past 128
+    assert not takes(torch.empty(2216, 1544, **bf), torch.empty(1544, 1480, **bf))  # 144 tiles: two waves
+    assert not takes(a, b, bias=torch.empty(1544, **bf)) and not takes(a.float(), b.float())
+    with thresholds.override(gluon_wide_as_given=False):
+        assert not takes(a, b)
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
+    assert not takes(a, b)
+
+
 def _gluon_runs(monkeypatch) -> list:
     """The (a, b, out, schedule) of each launch of the Gluon kernel through Triton (not a relaunch) from now on."""
     calls = []
@@ -375,7 +402,8 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
     """With gluon_min_macs forced to 0 (but for the wide case), the planner's TMA products run on the Gluon kernel,
     matching float64 into a NaN-filled out: aligned rows on cooperative-s3; B's rows 2064 (NN) or 4368 (NT) bytes apart on the cluster
     schedule over the caller's own tensors (rules.gluon_cluster: no copy); with the thresholds as shipped, a
-    mid-size product whose 192x128 tiles fill a wave on the wide schedule; chosen() says which. A second eager call
+    mid-size product whose 192x128 tiles fill a wave on the wide schedule, over the caller's own tensors where their
+    rows are 16 but not 32 bytes apart (rules.gluon_wide_as_given); chosen() says which. A second eager call
     relaunches from the cache (no launch through Triton), a captured one launches anew and replays right; a product
     with a bias stays on the tl kernel."""
     _skip_unless_available()
@@ -385,6 +413,7 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
     calls = _gluon_runs(monkeypatch)
     torch.manual_seed(11)
     for (M, N, K), schedule, path, min_macs in (((1528, 1536, 1536), "wide", "gluon", 2 ** 37),
+                                                ((1528, 1544, 1544), "wide", "gluon", 2 ** 37),
                                                 ((1024, 1024, 2048), "cooperative-s3", "gluon", 0),
                                                 ((1000, 1032, 2184), "cluster", "gluon cluster", 0)):
         monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", min_macs)
@@ -392,7 +421,7 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
         out = _nan_out(M, N)
         assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
         assert calls[-1][3] == schedule and chosen(a, b, "native")[1] == path
-        if schedule == "cluster":
+        if schedule == "cluster" or K == 1544:  # read as they are (rules.gluon_wide_as_given: rows of 3088 bytes)
             assert calls[-1][0] is a and calls[-1][1] is b
         launched = len(calls)
         out.fill_(float("nan"))

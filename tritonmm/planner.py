@@ -6,8 +6,9 @@ A product seen before relaunches from the launch cache (relaunch.py). Otherwise 
 plans it (rules.py picks the kernel path and the copies, staging.py makes them), tuning.py picks its
 config unless one is pinned, launch.py launches each step, and the launches are cached. Where Triton >= 3.8
 runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones whose 192x128 tiles fill a wave,
-run on the Gluon kernel instead (rules.gluon), on its clusters over the operands as they are where TMA reads
-B's rows slowly (rules.gluon_cluster), and are cached for relaunch too. Callers check arguments first
+run on the Gluon kernel instead (rules.gluon), over the operands as they are where TMA reads their rows slowly
+(large ones on its clusters: rules.gluon_cluster; mid-size ones on the wide schedule, without realign's copies:
+rules.gluon_wide_as_given), and are cached for relaunch too. Callers check arguments first
 (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
@@ -95,14 +96,15 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
            captured: bool = False):
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
-    "gluon cluster" (rules.gluon, rules.gluon_cluster; the config launch.gluon_config's), with "+staged" when
-    operands are copied first. FP8 products need their scales and out_dtype (a's dtype when None), as product takes
-    them: both are part of the tuning key, and other ones name another product, whose config is looked up
-    (and, where tuning is on and nothing is cached, tuned) instead."""
+    "gluon cluster" (rules.gluon, rules.gluon_cluster, rules.gluon_wide_as_given; the config launch.gluon_config's),
+    with "+staged" when operands are copied first. FP8 products need their scales and out_dtype (a's dtype when
+    None), as product takes them: both are part of the tuning key, and other ones name another product, whose config
+    is looked up (and, where tuning is on and nothing is cached, tuned) instead."""
     out = new_out(a, b, out_dtype)
     with device.on_device(a.device):
-        if as_given_gluon(a, b, out, bias, activation, scales, captured) is not None:
-            return launch.gluon_config(rules.GLUON_CLUSTER_SCHEDULE), "gluon cluster"
+        schedule = as_given_gluon(a, b, out, bias, activation, scales, captured)
+        if schedule is not None:
+            return launch.gluon_config(schedule), "gluon cluster" if schedule == rules.GLUON_CLUSTER_SCHEDULE else "gluon"
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
         staged = "+staged" if plan.staged else ""
         schedule = gluon_schedule(plan)
@@ -113,11 +115,14 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
 
 def as_given_gluon(a, b, out, bias, activation: str, scales, captured: bool):
     """The Gluon schedule that takes a product over the caller's operands, before any plan or copy
-    (rules.gluon_cluster), or None. Real unbatched tensors only."""
+    (rules.gluon_cluster, rules.gluon_wide_as_given), or None. Real unbatched tensors only."""
     if a.dim() != 2 or validation.traced(a):
         return None
-    if rules.gluon_cluster(device.facts(a.device), a, b, out, bias, activation, scales, captured):
+    facts = device.facts(a.device)
+    if rules.gluon_cluster(facts, a, b, out, bias, activation, scales, captured):
         return rules.GLUON_CLUSTER_SCHEDULE
+    if rules.gluon_wide_as_given(facts, a, b, out, bias, activation, scales, captured):
+        return rules.GLUON_WIDE_SCHEDULE
     return None
 
 

@@ -205,3 +205,18 @@ def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool)
         return False
     (M, K), N = a.shape, b.shape[1]
     return gluon(facts, a, b, c, bias, activation, scales) == GLUON_SCHEDULE and tma_path(facts, M, N, K, 0, captured)
+
+
+def gluon_wide_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:
+    """Whether a product the wide schedule takes (gluon, _wide_fills) runs on it over the caller's operands as they
+    are, where realign would copy A's or B's rows (16 but not 32 bytes apart, _slow_rows) for the TMA kernel: a
+    mid-size product's few waves leave the L2 room for the extra requests such rows cost, and the copy would not be
+    paid back (design.md: gluon-wide-as-given)."""
+    if a.dim() != 2 or not thresholds.for_device(facts).gluon_wide_as_given:
+        return False
+    sources = layout.tma_source(a), layout.tma_source(b)
+    if not any(source is not None and _slow_rows(source[0]) for source in sources):
+        return False
+    (M, K), N = a.shape, b.shape[1]
+    return gluon(facts, a, b, c, bias, activation, scales) == GLUON_WIDE_SCHEDULE and \
+        tma_path(facts, M, N, K, 0, captured)
