@@ -298,11 +298,11 @@ def _cluster_rule(a, b, c=None, bias=None, activation="none", facts=None):
     from tritonmm import device, rules
     facts = facts or device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
     c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype) if c is None else c
-    return rules.gluon_cluster(facts, a, b, c, bias, activation, (None, None), False)
+    return rules.gluon_as_given(facts, a, b, c, bias, activation, (None, None), False) == "cluster"
 
 
 def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
-    """rules.gluon_cluster's class (design.md: gluon-misaligned), on an H100's facts: B's rows 16 but not 32 bytes
+    """rules.gluon_as_given's cluster class (design.md: gluon-misaligned), on an H100's facts: B's rows 16 but not 32 bytes
     apart, row-major or K-major, in products of at least gluon_min_macs (here lowered to 2**32) that the Gluon
     kernel takes, where it runs."""
     from tritonmm import device, thresholds
@@ -328,16 +328,16 @@ def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
 
 
 def test_wide_as_given_rule_takes_rows_realign_would_copy(monkeypatch):
-    """rules.gluon_wide_as_given (design.md: gluon-wide-as-given), on an H100's facts: a product of the wide class
-    whose A or B rows are 16 but not 32 bytes apart runs on the wide schedule over the caller's operands."""
+    """rules.gluon_as_given's wide class (design.md: gluon-wide-as-given), on an H100's facts: a product of the wide
+    class whose A or B rows are 16 but not 32 bytes apart runs on the wide schedule over the caller's operands."""
     from tritonmm import device, rules, thresholds
     monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
     facts = device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
     bf = dict(dtype=torch.bfloat16)
 
-    def takes(a, b, bias=None):
+    def takes(a, b, bias=None, on=facts):
         c = torch.empty(a.shape[0], b.shape[1], dtype=a.dtype)
-        return rules.gluon_wide_as_given(facts, a, b, c, bias, "none", (None, None), False)
+        return rules.gluon_as_given(on, a, b, c, bias, "none", (None, None), False) == "wide"
 
     # 1528 x 1544 x 1544: 8 x 13 = 104 tiles of 192x128, 79% of a wave; rows of 1544 elements are 3088 bytes
     a, b, w = torch.empty(1528, 1544, **bf), torch.empty(1544, 1544, **bf), torch.empty(1544, 1544, **bf)
@@ -348,6 +348,10 @@ def test_wide_as_given_rule_takes_rows_realign_would_copy(monkeypatch):
     assert not takes(torch.empty(1528, 1552, **bf), torch.empty(1552, 1552, **bf))  # 3104: 32 past 128
     assert not takes(torch.empty(2216, 1544, **bf), torch.empty(1544, 1480, **bf))  # 144 tiles: two waves
     assert not takes(a, b, bias=torch.empty(1544, **bf)) and not takes(a.float(), b.float())
+    assert not takes(torch.empty(1544, 1528, **bf).T, b)  # A transposed: the kernel reads A row-major
+    assert not takes(a, b, on=device.DeviceFacts("NVIDIA A100", 108, 166912, False, False))
+    with thresholds.override(gluon_min_macs=2 ** 31):  # gluon's large class: its clusters, for B's rows
+        assert not takes(a, b) and _cluster_rule(a, b)
     with thresholds.override(gluon_wide_as_given=False):
         assert not takes(a, b)
     monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
@@ -399,11 +403,11 @@ def test_relaunch_repoints_gluon_descriptors(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
-    """With gluon_min_macs forced to 0 (but for the wide case), the planner's TMA products run on the Gluon kernel,
+    """With gluon_min_macs forced to 0 (but for the wide cases), the planner's TMA products run on the Gluon kernel,
     matching float64 into a NaN-filled out: aligned rows on cooperative-s3; B's rows 2064 (NN) or 4368 (NT) bytes apart on the cluster
-    schedule over the caller's own tensors (rules.gluon_cluster: no copy); with the thresholds as shipped, a
+    schedule over the caller's own tensors (rules.gluon_as_given: no copy); with the thresholds as shipped, a
     mid-size product whose 192x128 tiles fill a wave on the wide schedule, over the caller's own tensors where their
-    rows are 16 but not 32 bytes apart (rules.gluon_wide_as_given); chosen() says which. A second eager call
+    rows are 16 but not 32 bytes apart (rules.gluon_as_given); chosen() says which. A second eager call
     relaunches from the cache (no launch through Triton), a captured one launches anew and replays right; a product
     with a bias stays on the tl kernel."""
     _skip_unless_available()
@@ -421,7 +425,7 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
         out = _nan_out(M, N)
         assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
         assert calls[-1][3] == schedule and chosen(a, b, "native")[1] == path
-        if schedule == "cluster" or K == 1544:  # read as they are (rules.gluon_wide_as_given: rows of 3088 bytes)
+        if schedule == "cluster" or K == 1544:  # read as they are (rules.gluon_as_given: rows of 3088 bytes)
             assert calls[-1][0] is a and calls[-1][1] is b
         launched = len(calls)
         out.fill_(float("nan"))

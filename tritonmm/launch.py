@@ -52,7 +52,7 @@ def launch_step(step, traced: bool = False):
 
 def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, schedule: str) -> tuple:
     """out = a @ b on the Gluon kernel (kernels/gluon_gemm.py) under one of its schedules, for products rules.gluon
-    or rules.gluon_cluster gives it: (out, [fast_launch.Compiled] that relaunches it, or None where nothing was
+    or rules.gluon_as_given gives it: (out, [fast_launch.Compiled] that relaunches it, or None where nothing was
     launched). A launch through Triton costs about 100 us of host time, a relaunch about 18 (design.md:
     gluon-relaunch)."""
     from .kernels import gluon_gemm

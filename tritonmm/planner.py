@@ -7,9 +7,8 @@ plans it (rules.py picks the kernel path and the copies, staging.py makes them),
 config unless one is pinned, launch.py launches each step, and the launches are cached. Where Triton >= 3.8
 runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones whose 192x128 tiles fill a wave,
 run on the Gluon kernel instead (rules.gluon), over the operands as they are where TMA reads their rows slowly
-(large ones on its clusters: rules.gluon_cluster; mid-size ones on the wide schedule, without realign's copies:
-rules.gluon_wide_as_given), and are cached for relaunch too. Callers check arguments first
-(validation.py; ops.py, library.py, override.py).
+(large ones on its clusters, mid-size ones on the wide schedule, without realign's copies: rules.gluon_as_given),
+and are cached for relaunch too. Callers check arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
@@ -45,7 +44,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
         schedule = as_given_gluon(a, b, out, bias, activation, scales, launch.capturing(a)) if config is None else None
-        if schedule is not None:  # before any plan: read as it is, no copies (design.md: gluon-misaligned)
+        # Before any plan: read as it is, no copies (design.md: gluon-misaligned, gluon-wide-as-given).
+        if schedule is not None:
             return _gluon(key, (a, b), a, b, out, schedule, None)
         plan = Product(a, b, out, precision, bias, activation, scales)
         if config is None and plan.differs_when_captured and plan.can_benchmark and tuning.enabled():
@@ -96,7 +96,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
            captured: bool = False):
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
-    "gluon cluster" (rules.gluon, rules.gluon_cluster, rules.gluon_wide_as_given; the config launch.gluon_config's),
+    "gluon cluster" (rules.gluon, rules.gluon_as_given; the config launch.gluon_config's),
     with "+staged" when operands are copied first. FP8 products need their scales and out_dtype (a's dtype when
     None), as product takes them: both are part of the tuning key, and other ones name another product, whose config
     is looked up (and, where tuning is on and nothing is cached, tuned) instead."""
@@ -104,7 +104,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     with device.on_device(a.device):
         schedule = as_given_gluon(a, b, out, bias, activation, scales, captured)
         if schedule is not None:
-            return launch.gluon_config(schedule), "gluon cluster" if schedule == rules.GLUON_CLUSTER_SCHEDULE else "gluon"
+            return launch.gluon_config(schedule), _LABELS.get(schedule, "gluon")
         plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
         staged = "+staged" if plan.staged else ""
         schedule = gluon_schedule(plan)
@@ -113,17 +113,15 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
         return tuning.choose_config(plan), plan.path + staged
 
 
+_LABELS = {rules.GLUON_CLUSTER_SCHEDULE: "gluon cluster"}  # chosen()'s path of a schedule read as given
+
+
 def as_given_gluon(a, b, out, bias, activation: str, scales, captured: bool):
     """The Gluon schedule that takes a product over the caller's operands, before any plan or copy
-    (rules.gluon_cluster, rules.gluon_wide_as_given), or None. Real unbatched tensors only."""
+    (rules.gluon_as_given), or None. Real unbatched tensors only."""
     if a.dim() != 2 or validation.traced(a):
         return None
-    facts = device.facts(a.device)
-    if rules.gluon_cluster(facts, a, b, out, bias, activation, scales, captured):
-        return rules.GLUON_CLUSTER_SCHEDULE
-    if rules.gluon_wide_as_given(facts, a, b, out, bias, activation, scales, captured):
-        return rules.GLUON_WIDE_SCHEDULE
-    return None
+    return rules.gluon_as_given(device.facts(a.device), a, b, out, bias, activation, scales, captured)
 
 
 def gluon_schedule(plan):

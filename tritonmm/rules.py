@@ -16,8 +16,9 @@ in docs/design.md.
                      batched-slices)
     gluon            whether a product on the TMA path runs on the Gluon kernel instead (Triton >= 3.8;
                      design.md: gluon-gemm)
-    gluon_cluster    whether a product whose B rows TMA reads slowly runs on the Gluon kernel's clusters, read
-                     as it is (Triton >= 3.8; design.md: gluon-misaligned)
+    gluon_as_given   which Gluon schedule runs a product whose rows TMA reads slowly over the operands as they
+                     are: its clusters or its wide schedule (Triton >= 3.8; design.md: gluon-misaligned,
+                     gluon-wide-as-given)
 """
 import torch
 
@@ -26,8 +27,9 @@ from .config_space import cdiv
 
 # The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
 # partition of 8 warps on 128x256x64 tiles, 3 stages, C staged whole (design.md: gluon-gemm), or for mid-size
-# products three consumer warpgroups on 192x128x64 tiles (gluon-wide); where rules.gluon_cluster says,
-# 128x256x64 tiles in 2-CTA clusters that multicast B, 4 stages, C stored in halves (gluon-misaligned).
+# products three consumer warpgroups on 192x128x64 tiles (gluon-wide); where rules.gluon_as_given says, for
+# large products 128x256x64 tiles in 2-CTA clusters that multicast B, 4 stages, C stored in halves
+# (gluon-misaligned).
 GLUON_SCHEDULE = "cooperative-s3"
 GLUON_WIDE_SCHEDULE = "wide"
 GLUON_CLUSTER_SCHEDULE = "cluster"
@@ -192,31 +194,29 @@ def _wide_fills(num_sms: int, M, N, th) -> bool:
     return waves <= th.gluon_wide_waves and tiles - (waves - 1) * num_sms >= th.gluon_wide_fill * num_sms
 
 
-def gluon_cluster(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:
-    """Whether a product of the Gluon kernel's class (gluon_min_macs) runs on its 2-CTA cluster schedule over the
-    caller's operands as they are, without realign's copies: B's rows are 16 but not 32 bytes apart (_slow_rows),
-    and a cluster loads each B tile once for both its CTAs (multicast), halving the L2 requests such rows cost.
-    For products of gluon's class that the TMA kernel would run as they are (tma_path with nothing staged:
-    _gluon_takes asks that TMA reads both operands; design.md: gluon-misaligned)."""
-    if a.dim() != 2 or not thresholds.for_device(facts).gluon_cluster:
-        return False
-    source_b = layout.tma_source(b)
-    if source_b is None or not _slow_rows(source_b[0]):
-        return False
+def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool):
+    """The Gluon schedule that runs a product over the caller's operands as they are, before any plan or copy, or
+    None: products the TMA kernel would run as they are (tma_path; _gluon_takes asks that TMA reads both
+    operands) whose rows TMA reads slowly (_slow_rows: 16 but not 32 bytes apart), which realign copies for the
+    `tl` kernel where the product pays for it.
+    - gluon's large class (gluon_min_macs) with such B rows: the 2-CTA cluster schedule, which loads each B tile
+      once for both CTAs (multicast), halving the L2 requests such rows cost (threshold gluon_cluster;
+      design.md: gluon-misaligned).
+    - gluon's wide class with such A or B rows: the wide schedule, where the copy is not paid back
+      (threshold gluon_wide_as_given; design.md: gluon-wide-as-given). Where realign would not copy, the plan
+      runs the same.
+    """
+    if a.dim() != 2:
+        return None
+    slow_a, slow_b = (source is not None and _slow_rows(source[0]) for source in (layout.tma_source(a),
+                                                                                   layout.tma_source(b)))
+    if not (slow_a or slow_b):
+        return None
+    th = thresholds.for_device(facts)
+    schedule = gluon(facts, a, b, c, bias, activation, scales)
+    if schedule == GLUON_SCHEDULE and slow_b and th.gluon_cluster:
+        schedule = GLUON_CLUSTER_SCHEDULE
+    elif schedule != GLUON_WIDE_SCHEDULE or not th.gluon_wide_as_given:
+        return None
     (M, K), N = a.shape, b.shape[1]
-    return gluon(facts, a, b, c, bias, activation, scales) == GLUON_SCHEDULE and tma_path(facts, M, N, K, 0, captured)
-
-
-def gluon_wide_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool) -> bool:
-    """Whether a product the wide schedule takes (gluon, _wide_fills) runs on it over the caller's operands as they
-    are, where realign would copy A's or B's rows (16 but not 32 bytes apart, _slow_rows) for the TMA kernel: a
-    mid-size product's few waves leave the L2 room for the extra requests such rows cost, and the copy would not be
-    paid back (design.md: gluon-wide-as-given)."""
-    if a.dim() != 2 or not thresholds.for_device(facts).gluon_wide_as_given:
-        return False
-    sources = layout.tma_source(a), layout.tma_source(b)
-    if not any(source is not None and _slow_rows(source[0]) for source in sources):
-        return False
-    (M, K), N = a.shape, b.shape[1]
-    return gluon(facts, a, b, c, bias, activation, scales) == GLUON_WIDE_SCHEDULE and \
-        tma_path(facts, M, N, K, 0, captured)
+    return schedule if tma_path(facts, M, N, K, 0, captured) else None

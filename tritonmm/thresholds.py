@@ -66,8 +66,8 @@ class Thresholds(NamedTuple):
     # Those whose B rows are 16 but not 32 bytes apart run on its clusters, read as they are (design.md:
     # gluon-misaligned).
     gluon_cluster: bool = True
-    # Those of the wide schedule's class run on it read as they are, where realign would copy their rows
-    # (design.md: gluon-wide-as-given).
+    # Those of the wide schedule's class whose A or B rows are 16 but not 32 bytes apart run on it read as they
+    # are, not on realign's copies (design.md: gluon-wide-as-given).
     gluon_wide_as_given: bool = True
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
