@@ -89,12 +89,17 @@ def _draw_changed(rng, n, lo, hi, changes, tries, shapes):
     for _ in range(tries):
         if len(shapes) == n:
             break
-        M, N = (8 * round(rng.randint(lo, hi + 1000) / 8) for _ in range(2))
+        M, N = (_changed_size(rng, lo, hi) for _ in range(2))
         K = 8 * round(2 ** rng.uniform(8, 12) / 8)
         shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(["bf16", "fp16"])
         a, b = sweep.operands(shape, sweep.DTYPES[dtype])
         if _plan(a, b, {}) != _plan(a, b, changes):
             shapes.append((shape, dtype))
+
+
+def _changed_size(rng: random.Random, lo: int, hi: int) -> int:
+    """M or N of a changed product: a multiple of 8 in lo..hi + 1000, at least 8 (--sizes may start below 4)."""
+    return max(8, 8 * round(rng.randint(lo, hi + 1000) / 8))
 
 
 def _plan(a, b, changes: dict) -> str:

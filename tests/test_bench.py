@@ -857,6 +857,10 @@ def test_ab_draw_is_seeded_in_range_and_half_aligned():
     assert any(n % 8 for shape, _ in first[1::2] for n in shape[:3])  # the others keep any size
     assert [ab._multiple_of_8(x, 1001, 1010) for x in (1001, 1003, 1012)] == [1008, 1008, 1008]  # kept in range
     assert ab._multiple_of_8(1003, 1001, 1006) == 1003  # no multiple of 8 in range: as drawn
+    low = type("Low", (), {"randint": lambda self, lo, hi: 3})()  # a draw of 3 rounds to no rows
+    assert ab._changed_size(low, 1, 3) == 8
+    assert all(n % 8 == 0 and 1000 <= n <= 3504 for n in (ab._changed_size(random.Random(s), 1000, 2500)
+                                                          for s in range(40)))
 
 
 def test_ab_summary_compares_both_ways_per_group():
