@@ -256,3 +256,13 @@ def test_a_kernel_loops_over_a_runtime_int(device):
     out = torch.zeros(2, dtype=torch.int32, device=device)
     _count_kernel[(2,)](out, 5)
     assert out.tolist() == [5, 5]
+
+
+def test_overlaps_compares_byte_ranges():
+    """kernels.overlaps, which both argument checks ask: adjacent rows of one buffer do not overlap, shared rows do,
+    and an empty tensor touches nothing; interleaved columns share a byte range, so they count as overlapping."""
+    from tritonmm.kernels import overlaps
+    buf = torch.randn(6, 8)
+    assert not overlaps(buf[:2], buf[2:]) and overlaps(buf[:3], buf[2:]) and overlaps(buf[2:], buf[:3])
+    assert not overlaps(buf[:0], buf) and not overlaps(buf, buf[3:3])
+    assert overlaps(buf[:, 0::2], buf[:, 1::2]) and not overlaps(buf, torch.randn(6, 8))

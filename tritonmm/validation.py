@@ -8,6 +8,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from . import device
 from .config_space import LAUNCH_PARAMS, MAX_SPLIT_K, TILE_PARAMS, make_config
+from .kernels import overlaps
 from .kernels.gemm import gemm_kernel
 from .kernels.tiles import ACTIVATIONS
 from .precision import FP8_DTYPES, PRECISIONS, SUPPORTED_DTYPES
@@ -135,19 +136,6 @@ def _check_device(name: str, t: torch.Tensor) -> None:
                          f"triton is imported")
     raise ValueError(f"{name} is on {t.device}; tritonmm runs on CUDA devices (or on the CPU "
                      f"with TRITON_INTERPRET=1)")
-
-
-def _byte_range(t: torch.Tensor):
-    """[first, last + 1) bytes a tensor touches (torch strides are never negative)."""
-    if t.numel() == 0:
-        return None
-    start = t.data_ptr()
-    return start, start + (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()
-
-
-def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
-    rx, ry = _byte_range(x), _byte_range(y)
-    return rx is not None and ry is not None and rx[0] < ry[1] and ry[0] < rx[1]
 
 
 def check_config(config):
@@ -331,7 +319,7 @@ def check_out(out, shape, a, b):
     if traced(out) or torch.compiler.is_compiling():
         return  # no memory to compare while torch.compile traces (Dynamo cannot read data_ptr)
     for name, t in (("a", a), ("b", b)):
-        if _overlaps(out, t):
+        if overlaps(out, t):
             raise ValueError(f"out overlaps input {name} in memory, so the kernel would read what it "
                              f"writes; pass a separate output tensor")
     if out.numel() > 1 and 0 in out.stride():

@@ -21,3 +21,18 @@ def version(text: str) -> tuple:
     """(major, minor) of a version string such as "3.8.0", "3.10.0rc1" or "2.11.0+cu130": the gates on Triton's and
     torch's versions (gluon_gemm, tritonmm.library, tritonmm.fast_launch) read it."""
     return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:2])
+
+
+def overlaps(x, y) -> bool:
+    """Whether two tensors touch a common byte (an out= that overlaps an operand the kernel still reads): their
+    [first, last + 1) byte ranges meet; an empty tensor touches none (torch strides are never negative). The
+    argument checks (tritonmm.validation, gluon_args) ask it."""
+    if x.numel() == 0 or y.numel() == 0:
+        return False
+    (x0, x1), (y0, y1) = (_byte_range(t) for t in (x, y))
+    return x0 < y1 and y0 < x1
+
+
+def _byte_range(t) -> tuple:
+    start = t.data_ptr()
+    return start, start + (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()

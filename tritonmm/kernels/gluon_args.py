@@ -2,6 +2,8 @@
 work, so that a bad argument gets a TypeError or ValueError naming it and the fix, never a fault on the device."""
 import torch
 
+from . import overlaps
+
 
 def check(a, b, out) -> bool:
     """TypeError/ValueError naming the argument and the fix, before any GPU work; returns whether B is read
@@ -47,13 +49,6 @@ def check(a, b, out) -> bool:
         if out.shape != (M, N) or out.dtype != a.dtype or (out.numel() and not rows(out, 1, N)) or out.data_ptr() % 16:
             raise ValueError(f"out must be a row-major, 16-byte aligned ({M}, {N}) {a.dtype} tensor with rows 16-byte "
                              f"aligned, got {tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
-        if _overlaps(out, a) or _overlaps(out, b):
+        if overlaps(out, a) or overlaps(out, b):
             raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
     return b_kmajor
-
-
-def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
-    span = lambda t: (t.data_ptr(), t.data_ptr() + t.element_size() * (1 + sum(  # noqa: E731
-        (n - 1) * s for n, s in zip(t.shape, t.stride()))))
-    (x0, x1), (y0, y1) = span(x), span(y)
-    return x.numel() > 0 and y.numel() > 0 and x0 < y1 and y0 < x1
