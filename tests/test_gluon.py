@@ -327,7 +327,7 @@ def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
     assert not _cluster_rule(a, b_nn)
 
 
-def test_wide_as_given_rule_takes_rows_realign_would_copy(monkeypatch):
+def test_wide_as_given_rule_takes_rows_tma_reads_slowly(monkeypatch):
     """rules.gluon_as_given's wide class (design.md: gluon-wide-as-given), on an H100's facts: a product of the wide
     class whose A or B rows are 16 but not 32 bytes apart runs on the wide schedule over the caller's operands."""
     from tritonmm import device, rules, thresholds
@@ -416,16 +416,17 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
     from tritonmm.planner import chosen
     calls = _gluon_runs(monkeypatch)
     torch.manual_seed(11)
-    for (M, N, K), schedule, path, min_macs in (((1528, 1536, 1536), "wide", "gluon", 2 ** 37),
-                                                ((1528, 1544, 1544), "wide", "gluon", 2 ** 37),
-                                                ((1024, 1024, 2048), "cooperative-s3", "gluon", 0),
-                                                ((1000, 1032, 2184), "cluster", "gluon cluster", 0)):
+    # given: read as they are, no copy (rules.gluon_as_given: B's rows of 2064 or 4368 bytes, or 3088)
+    for (M, N, K), schedule, path, min_macs, given in (((1528, 1536, 1536), "wide", "gluon", 2 ** 37, False),
+                                                       ((1528, 1544, 1544), "wide", "gluon", 2 ** 37, True),
+                                                       ((1024, 1024, 2048), "cooperative-s3", "gluon", 0, False),
+                                                       ((1000, 1032, 2184), "cluster", "gluon cluster", 0, True)):
         monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", min_macs)
         a, b = _operands(M, N, K, torch.bfloat16, layout, "cuda")
         out = _nan_out(M, N)
         assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
         assert calls[-1][3] == schedule and chosen(a, b, "native")[1] == path
-        if schedule == "cluster" or K == 1544:  # read as they are (rules.gluon_as_given: rows of 3088 bytes)
+        if given:
             assert calls[-1][0] is a and calls[-1][1] is b
         launched = len(calls)
         out.fill_(float("nan"))
