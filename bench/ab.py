@@ -6,7 +6,8 @@ A rule is kept where it helps products it was not fitted on, so it is checked he
 seed not used before. --draw products of sizes uniform in --sizes (every other one's sizes snapped to multiples
 of 8, as most weights and activations are; the rest of any size); then --changed more whose plan the changed
 thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
-thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn.
+thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn; with
+--dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM.
 
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
@@ -16,6 +17,7 @@ Configs are the default's unless TRITONMM_AUTOTUNE is set. Printed: a line a pro
 its aligned ones, the changed ones) the geomean and minimum x torch.mm either way; JSON under --out.
 """
 import argparse
+import functools
 import json
 import math
 import os
@@ -31,7 +33,10 @@ from tritonmm import planner, thresholds
 from . import sweep
 from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors
 
-BOUND = {"bf16": 1e-2, "fp16": 2e-3}  # tests/test_ops.py's
+BOUND = {"bf16": 1e-2, "fp16": 2e-3, "tf32x3": 1e-5}  # tests/test_ops.py's and test_precision.py's
+KINDS = {"16bit": ["bf16", "fp16"], "tf32x3": ["tf32x3"]}  # --dtype: the dtypes a product is drawn in
+TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32x3": torch.float32}
+PRECISIONS = {"bf16": "native", "fp16": "native", "tf32x3": "tf32x3"}  # planner.chosen's
 
 
 def parse_set(text: str) -> dict:
@@ -55,14 +60,14 @@ def parse_set(text: str) -> dict:
     return out
 
 
-def draw(rng: random.Random, n: int, lo: int, hi: int) -> list:
+def draw(rng: random.Random, n: int, lo: int, hi: int, dtypes=KINDS["16bit"]) -> list:
     """n products of sizes uniform in lo..hi, every other one's sizes multiples of 8; layout and dtype drawn."""
     shapes = []
     for i in range(n):
         sizes = [rng.randint(lo, hi) for _ in range(3)]
         if i % 2 == 0:
             sizes = [_multiple_of_8(x, lo, hi) for x in sizes]
-        shapes.append((sweep.Shape(*sizes, rng.choice(["NN", "NT"]), kind="drawn"), rng.choice(["bf16", "fp16"])))
+        shapes.append((sweep.Shape(*sizes, rng.choice(["NN", "NT"]), kind="drawn"), rng.choice(dtypes)))
     return shapes
 
 
@@ -73,27 +78,28 @@ def _multiple_of_8(x: int, lo: int, hi: int) -> int:
     return m if lo <= m <= hi else x
 
 
-def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000) -> list:
+def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000,
+                 dtypes=KINDS["16bit"]) -> list:
     """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says.
     Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
     shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
     try:
-        _draw_changed(rng, n, lo, hi, changes, tries, shapes)
+        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes)
     finally:
         if saved is not None:
             os.environ["TRITONMM_AUTOTUNE"] = saved
     return shapes
 
 
-def _draw_changed(rng, n, lo, hi, changes, tries, shapes):
+def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes):
     for _ in range(tries):
         if len(shapes) == n:
             break
         M, N = (_changed_size(rng, lo, hi) for _ in range(2))
         K = 8 * round(2 ** rng.uniform(8, 12) / 8)
-        shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(["bf16", "fp16"])
-        a, b = sweep.operands(shape, sweep.DTYPES[dtype])
-        if _plan(a, b, {}) != _plan(a, b, changes):
+        shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(dtypes)
+        a, b = sweep.operands(shape, TORCH_DTYPES[dtype])
+        if _plan(a, b, {}, dtype) != _plan(a, b, changes, dtype):
             shapes.append((shape, dtype))
 
 
@@ -102,18 +108,19 @@ def _changed_size(rng: random.Random, lo: int, hi: int) -> int:
     return max(8, 8 * round(rng.randint(lo, hi + 1000) / 8))
 
 
-def _plan(a, b, changes: dict) -> str:
+def _plan(a, b, changes: dict, dtype: str) -> str:
     with thresholds.override(**changes):
-        cfg, path = planner.chosen(a, b, "native", captured=True)
+        cfg, path = planner.chosen(a, b, PRECISIONS[dtype], captured=True)
     return f"{path} {config_text(cfg)}"
 
 
 def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
-    dt = sweep.DTYPES[dtype]
+    dt = TORCH_DTYPES[dtype]
     M, N, K = shape.M, shape.N, shape.K
     sets = [sweep.operands(shape, dt) for _ in range(copies((M * K + K * N) * dt.itemsize))]
     ref = sets[0][0].double() @ sets[0][1].double()
-    ways = {"torch": (torch.mm, {}), "shipped": (tritonmm.matmul, {}), "changed": (tritonmm.matmul, changes)}
+    ours = functools.partial(tritonmm.matmul, input_precision="tf32x3") if dtype == "tf32x3" else tritonmm.matmul
+    ways = {"torch": (torch.mm, {}), "shipped": (ours, {}), "changed": (ours, changes)}
     graphs, outs, errs = {}, {}, {}
     for name, (fn, over) in ways.items():
         with thresholds.override(**over):
@@ -121,7 +128,7 @@ def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
             fn(*sets[0], out=out)
             errs[name] = rel_err(out, ref)
             graphs[name] = sweep._graph(lambda a, b, out=out, fn=fn: fn(a, b, out=out), sets)
-    plans = {name: _plan(*sets[0], over) for name, (_, over) in ways.items() if name != "torch"}
+    plans = {name: _plan(*sets[0], over, dtype) for name, (_, over) in ways.items() if name != "torch"}
     times = {name: [] for name in graphs}
     for _ in range(rounds):
         for name, graph in graphs.items():
@@ -157,6 +164,8 @@ def main(argv=None) -> int:
     parser.add_argument("--changed", type=int, default=0, help="products drawn until this many change plan")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--dtype", choices=list(KINDS), default="16bit",
+                        help="16bit: bf16 and fp16, drawn; tf32x3: float32 in tf32x3, against IEEE SGEMM")
     parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
     args = parser.parse_args(argv)
     try:
@@ -169,8 +178,12 @@ def main(argv=None) -> int:
         return 2
     import triton
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; changed: {changes}")
+    if args.dtype == "tf32x3":  # torch.mm's float32 as IEEE SGEMM, whatever the process asked before
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
     rng = random.Random(args.seed)
-    shapes = draw(rng, args.draw, lo, hi) + (draw_changed(rng, args.changed, lo, hi, changes) if args.changed else [])
+    dtypes = KINDS[args.dtype]
+    shapes = draw(rng, args.draw, lo, hi, dtypes) + \
+        (draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes) if args.changed else [])
     rows = []
     for shape, dtype in shapes:
         r = measure(shape, dtype, changes, args.rounds)

@@ -855,6 +855,7 @@ def test_ab_draw_is_seeded_in_range_and_half_aligned():
         assert all(1000 <= n <= 2500 for n in shape[:3]) and shape.layout in ("NN", "NT") and dtype in ("bf16", "fp16")
         assert shape.kind == "drawn" and (i % 2 or all(n % 8 == 0 for n in shape[:3]))
     assert any(n % 8 for shape, _ in first[1::2] for n in shape[:3])  # the others keep any size
+    assert {dtype for _, dtype in ab.draw(random.Random(7), 6, 1000, 2500, ab.KINDS["tf32x3"])} == {"tf32x3"}
     assert [ab._multiple_of_8(x, 1001, 1010) for x in (1001, 1003, 1012)] == [1008, 1008, 1008]  # kept in range
     assert ab._multiple_of_8(1003, 1001, 1006) == 1003  # no multiple of 8 in range: as drawn
     low = type("Low", (), {"randint": lambda self, lo, hi: 3})()  # a draw of 3 rounds to no rows

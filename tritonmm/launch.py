@@ -54,9 +54,12 @@ def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, schedule: str) ->
     """out = a @ b on the Gluon kernel (kernels/gluon_gemm.py) under one of its schedules, for products rules.gluon
     or rules.gluon_as_given gives it: (out, [fast_launch.Compiled] that relaunches it, or None where nothing was
     launched). A launch through Triton costs about 100 us of host time, a relaunch about 18 (design.md:
-    gluon-relaunch)."""
-    from .kernels import gluon_gemm
-    out, launched = gluon_gemm.run(a, b, out, schedule)
+    gluon-relaunch). Schedule "tf32x3": a and b are the split operands of kernels/gluon_tf32x3.py."""
+    from .kernels import gluon_gemm, gluon_tf32x3
+    if schedule == gluon_tf32x3.NAME:
+        out, launched = gluon_tf32x3.run(a, b, out)
+    else:
+        out, launched = gluon_gemm.run(a, b, out, schedule)
     if launched is None:
         return out, None
     compiled, grid, descriptors, rest = launched
@@ -65,7 +68,9 @@ def gluon(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, schedule: str) ->
 
 def gluon_config(schedule: str):
     """A Gluon schedule as a config, for tables: the tile one CTA computes, its ring's stages, its consumer warps."""
-    from .kernels import gluon_gemm
-    s = gluon_gemm.SCHEDULES[schedule]
-    return config_space.make_config(s.tile_m // s.ctas, s.tile_n, gluon_gemm.BLOCK_K, gluon_gemm.stages(schedule),
-                                    s.consumers * s.warps())
+    from .kernels import gluon_gemm, gluon_tf32x3
+    if schedule == gluon_tf32x3.NAME:
+        s, block_k, stages = gluon_tf32x3.SCHEDULE, gluon_tf32x3.BLOCK_K, gluon_tf32x3.stages()
+    else:
+        s, block_k, stages = gluon_gemm.SCHEDULES[schedule], gluon_gemm.BLOCK_K, gluon_gemm.stages(schedule)
+    return config_space.make_config(s.tile_m // s.ctas, s.tile_n, block_k, stages, s.consumers * s.warps())

@@ -8,7 +8,8 @@ config unless one is pinned, launch.py launches each step, and the launches are 
 runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones whose 192x128 tiles fill a wave,
 run on the Gluon kernel instead (rules.gluon), over the operands as they are where TMA reads their rows slowly
 (large ones on its clusters, mid-size ones on the wide schedule, without realign's copies: rules.gluon_as_given),
-and are cached for relaunch too. Callers check arguments first (validation.py; ops.py, library.py, override.py).
+and tf32x3 products on split operands on its tf32x3 kernel (rules.gluon_tf32x3); these launches are cached for
+relaunch too. Callers check arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
@@ -126,7 +127,10 @@ def as_given_gluon(a, b, out, bias, activation: str, scales, captured: bool):
 
 def gluon_schedule(plan):
     """The Gluon schedule a planned product runs on rather than its TMA steps (rules.gluon, over the operands as
-    the TMA kernel would read them), or None."""
+    the TMA kernel would read them; rules.gluon_tf32x3 for tf32x3 on split operands), or None."""
     if plan.path != "tma":
         return None
+    if plan.presplit:
+        return rules.GLUON_TF32X3_SCHEDULE if rules.gluon_tf32x3(plan.facts, plan.out, plan.bias,
+                                                                  plan.constants["ACTIVATION"], plan.batched) else None
     return rules.gluon(plan.facts, plan.a, plan.b, plan.out, plan.bias, plan.constants["ACTIVATION"], plan.scales)

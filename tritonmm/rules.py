@@ -19,6 +19,8 @@ in docs/design.md.
     gluon_as_given   which Gluon schedule runs a product whose rows TMA reads slowly over the operands as they
                      are: its clusters or its wide schedule (Triton >= 3.8; design.md: gluon-misaligned,
                      gluon-wide-as-given)
+    gluon_tf32x3     whether a tf32x3 product on split operands runs on the Gluon tf32x3 kernel (Triton >= 3.8;
+                     design.md: gluon-tf32x3)
 """
 import torch
 
@@ -33,6 +35,7 @@ from .config_space import cdiv
 GLUON_SCHEDULE = "cooperative-s3"
 GLUON_WIDE_SCHEDULE = "wide"
 GLUON_CLUSTER_SCHEDULE = "cluster"
+GLUON_TF32X3_SCHEDULE = "tf32x3"  # kernels/gluon_tf32x3.py (its NAME): float32 on split operands
 
 
 def few_tiles(facts, M, N) -> bool:
@@ -220,3 +223,14 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
         return None
     (M, K), N = a.shape, b.shape[1]
     return schedule if tma_path(facts, M, N, K, 0, captured) else None
+
+
+def gluon_tf32x3(facts, c, bias, activation: str, batched: bool) -> bool:
+    """Whether a tf32x3 product whose operands the TMA kernel would read split (presplit) runs on the Gluon tf32x3
+    kernel instead: plain (no bias or activation), unbatched, C's rows stored by TMA (layout.c_descriptor), where
+    the kernel runs (Triton >= 3.8 on compute capability 9.0; threshold gluon_tf32x3; design.md: gluon-tf32x3)."""
+    if not thresholds.for_device(facts).gluon_tf32x3 or batched or bias is not None or activation != "none" or \
+            c.dtype != torch.float32 or not layout.c_descriptor(c):
+        return False
+    from .kernels import gluon_gemm
+    return gluon_gemm.available(c.device)[0]

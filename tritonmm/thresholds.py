@@ -69,6 +69,9 @@ class Thresholds(NamedTuple):
     # Those of the wide schedule's class whose A or B rows are 16 but not 32 bytes apart run on it read as they
     # are, not on realign's copies (design.md: gluon-wide-as-given).
     gluon_wide_as_given: bool = True
+    # tf32x3 products whose operands are split before the kernel (tf32x3_split_min_macs_per_byte) run on the Gluon
+    # tf32x3 kernel, plain ones whose C rows TMA stores (design.md: gluon-tf32x3).
+    gluon_tf32x3: bool = True
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32

@@ -1,6 +1,6 @@
-"""The Gluon GEMM built without a GPU, and what ptxas made of it: for tests/test_gluon.py (the kernel compiles for
-sm_90a on any machine with Triton >= 3.8) and bench/gluon_check.py (shared memory, registers, spills beside the
-timings). The kernel and its launcher are gluon_gemm.py's."""
+"""The Gluon kernels built without a GPU, and what ptxas made of them: for tests/test_gluon.py (the kernels compile
+for sm_90a on any machine with Triton >= 3.8) and bench/gluon_check.py (shared memory, registers, spills beside the
+timings). The kernels and their launchers are gluon_gemm.py's and gluon_tf32x3.py's."""
 import torch
 import triton
 
@@ -9,18 +9,25 @@ from .gluon_gemm import _MISSING, DEFAULT_SCHEDULE, _blocks, _constexprs, gluon_
 
 def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE):
     """Compiles the kernel for sm_90a without a GPU (ptxas included) and returns Triton's CompiledKernel: .asm
-    holds the ptx and the cubin, .metadata the shared memory. TRITON_INTERPRET must be unset in this process."""
+    holds the ptx and the cubin, .metadata the shared memory. TRITON_INTERPRET must be unset in this process.
+    dtype "tf32x3": gluon_tf32x3.py's kernel (float32 on split operands; b_kmajor and schedule do not apply)."""
+    if _MISSING is not None:  # before the layouts, which need Gluon
+        raise RuntimeError(_MISSING)
+    if dtype == "tf32x3":
+        from . import gluon_tf32x3
+        return _compile(gluon_tf32x3.gluon_tf32x3_kernel, "fp32", gluon_tf32x3.blocks(), *gluon_tf32x3.constexprs())
+    torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    return _compile(gluon_gemm_kernel, dtype, _blocks(schedule, b_kmajor, torch_dtype), *_constexprs(schedule, b_kmajor))
+
+
+def _compile(kernel, dtype: str, blocks: dict, constexprs: dict, options: dict):
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
-    if _MISSING is not None:
-        raise RuntimeError(_MISSING)
-    torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     # A descriptor's type is spelled as the launcher spells it when it specializes (TensorDescriptor.__mangle__).
     sig = {f"{name}_desc": f"tensordesc<{dtype}[{','.join(map(str, block))}],{layout!r}>"
-           for name, (block, layout) in _blocks(schedule, b_kmajor, torch_dtype).items()}
-    constexprs, options = _constexprs(schedule, b_kmajor)
+           for name, (block, layout) in blocks.items()}
     sig.update(M="i32", N="i32", K="i32", **{name: "constexpr" for name in constexprs})
-    src = GluonASTSource(fn=gluon_gemm_kernel, signature=sig, constexprs=constexprs)
+    src = GluonASTSource(fn=kernel, signature=sig, constexprs=constexprs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
 
 
