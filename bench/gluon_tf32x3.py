@@ -6,7 +6,8 @@
    (PINGPONG); the relative Frobenius error against float64 (bound 1e-5), and a second run must give the same bits.
 2. Timing (the house method, bench.common: read-flushed device-time medians over operand copies rotated past the
    L2, implementations interleaved, medians of the rounds), x IEEE SGEMM (torch.mm):
-   - "gluon kernel" and "gluon kernel, together": the kernel alone on split operands, with and without the turns;
+   - "gluon kernel" and "gluon kernel, turns": the kernel alone on split operands, as shipped (the consumers each
+     at their own pace) and with PINGPONG's strict turns;
    - "tritonmm": tritonmm.mm(input_precision="tf32x3") as shipped (the split copies, then the Gluon kernel);
    - "tritonmm, tl kernel": the same with rules.gluon_tf32x3 off (thresholds gluon_tf32x3=False): the split copies,
      then gemm_tma.py's PRESPLIT kernel, at its default config.
@@ -38,7 +39,7 @@ def check() -> bool:
             gluon_tf32x3.run(*split, out.fill_(float("nan")), pingpong)
             err, same = rel_err(out, ref), torch.equal(first, out)
             ok &= err < BOUND and same
-            print(f"check {M}x{N}x{K} {'pingpong' if pingpong else 'together'}: rel err {err:.1e}"
+            print(f"check {M}x{N}x{K} {'turns' if pingpong else 'as shipped'}: rel err {err:.1e}"
                   + ("" if same else ", a rerun gave other bits"), flush=True)
     return ok
 
@@ -58,8 +59,8 @@ def timed(M: int, N: int, K: int, rounds: int) -> list:
         with thresholds.override(**changes):
             tritonmm.mm(s[0], s[1], out=s[4], input_precision="tf32x3")
     fns = {"SGEMM (torch.mm)": lambda s: torch.mm(s[0], s[1], out=s[4]),
-           "gluon kernel": lambda s: gluon_tf32x3.run(s[2], s[3], s[4], True),
-           "gluon kernel, together": lambda s: gluon_tf32x3.run(s[2], s[3], s[4], False),
+           "gluon kernel": lambda s: gluon_tf32x3.run(s[2], s[3], s[4], False),
+           "gluon kernel, turns": lambda s: gluon_tf32x3.run(s[2], s[3], s[4], True),
            "tritonmm": shipped,
            "tritonmm, tl kernel": lambda s: shipped(s, gluon_tf32x3=False)}
     ref = sets[0][0].double() @ sets[0][1].double() if M * N * K <= REF_MAX_MACS else None

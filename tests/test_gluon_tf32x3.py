@@ -82,7 +82,7 @@ SHAPES = [(1, 4, 4), (130, 264, 520), (1000, 1000, 1000), (2047, 3000, 1032), (3
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("pingpong", [True, False], ids=["pingpong", "together"])
+@pytest.mark.parametrize("pingpong", [False, True], ids=["shipped", "turns"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_gpu_matches_float64(shape, pingpong):
     """Into an out filled with NaN (every element written), at float32's accuracy; a second run gives the same bits

@@ -6,14 +6,15 @@ N), and each K step's A_lo B_hi + A_hi B_lo + A_hi B_hi is summed from zero on t
 total in fp32 arithmetic (Hopper's tensor cores truncate as they accumulate: design.md, tf32x3-step-sum). In `tl`
 that add waits for the step's three wgmma, and while the warps add the tensor cores idle.
 
-Here the warp roles of gluon_gemm.py are written out and the add runs under wgmma:
+Here the warp roles of gluon_gemm.py are written out, and one warpgroup's adds run under another's wgmma:
 - a loader warp fills a ring of STAGES slots, each holding a K step's four float32 tiles (A's high parts and
   remainders as two 64-row slabs each, B's high parts and remainders as 128 x BLOCK_K K-major boxes);
 - two consumer warpgroups share each 128 x 128 tile of C, 64 rows (a slab) each: their step sums take 64
-  registers a thread beside the 64 of the total, where a 128-row slab would need 256;
-- PINGPONG: the two take turns issuing a K step's wgmma (the `order` barriers), so that one's fp32 adds, and its
-  wait for the step's last wgmma, run while the other's wgmma keep the tensor cores busy. Without the turns both
-  issue on the same slot's barrier and both add at once.
+  registers a thread beside the 64 of the total, where a 128-row slab would need 256. Each waits only for its
+  own step's wgmma, so while one adds, the other's wgmma run: 2.5x SGEMM at 4096^3 where `tl`'s 8 warps run 1.76x
+  (design.md: gluon-tf32x3).
+- PINGPONG (off as shipped): the two take turns issuing a K step's wgmma (the `order` barriers), a strict ping-pong.
+  It measured no faster: within 1% at 4096^3, 7-8% slower at 6144^3 and 8192^3 (gluon-tf32x3).
 
 C is stored by TMA from shared memory in two 64-column halves a slab (the room saved is a third ring slot). Any
 M, N, K the split buffers hold (their rows are padded to 128 bytes); C's rows must be 16 bytes apart (N a multiple
@@ -146,12 +147,12 @@ def blocks() -> dict:
     return {name: (shape, gl.NVMMASharedLayout.get_default_for(shape, gl.float32)) for name, shape in shapes.items()}
 
 
-def constexprs(pingpong: bool = True) -> tuple:
+def constexprs(pingpong: bool = False) -> tuple:
     """(the kernel's constexpr arguments, its launch options)."""
     return {"STAGES": stages(), "PINGPONG": pingpong}, {"num_warps": SCHEDULE.warps(), "maxnreg": SCHEDULE.maxnreg()}
 
 
-def run(a_split, b_split, out, pingpong: bool = True) -> tuple:
+def run(a_split, b_split, out, pingpong: bool = False) -> tuple:
     """out = A @ B from split operands: a_split the K-major (2M, K) buffer of staging.split_a, b_split the (K, 2N)
     view of staging.split_b's (2N, K) buffer; out a row-major float32 (M, N) whose rows TMA stores (N a multiple
     of 4). Returns (out, launched) as gluon_gemm.run does. The caller (rules.gluon_tf32x3, the tests) checks the
