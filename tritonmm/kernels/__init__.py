@@ -12,8 +12,8 @@ issues tensor-core instructions.
   batch in one launch over 3-D descriptors.
 * ``copy.copy_kernel``: a tiled strided copy (operands staged for TMA: K-major copies, aligned rows).
 * ``tiles``: what the programs share: the tile order and the fused epilogue.
-* ``gluon_gemm``: the same product in Gluon (Triton >= 3.8), warp-specialized; ``gluon_build`` compiles it for
-  sm_90a without a GPU and reads ptxas's report.
+* ``gluon_gemm``: the same product in Gluon (Triton >= 3.8), warp-specialized; ``gluon_tf32x3``: tf32x3 on split
+  operands in Gluon; ``gluon_build`` compiles them for sm_90a without a GPU and reads ptxas's report.
 """
 
 

@@ -11,10 +11,10 @@ Here the warp roles of gluon_gemm.py are written out, and one warpgroup's adds r
   remainders as two 64-row slabs each, B's high parts and remainders as 128 x BLOCK_K K-major boxes);
 - two consumer warpgroups share each 128 x 128 tile of C, 64 rows (a slab) each: their step sums take 64
   registers a thread beside the 64 of the total, where a 128-row slab would need 256. Each waits only for its
-  own step's wgmma, so while one adds, the other's wgmma run: 2.5x SGEMM at 4096^3 where `tl`'s 8 warps run 1.76x
-  (design.md: gluon-tf32x3).
-- PINGPONG (off as shipped): the two take turns issuing a K step's wgmma (the `order` barriers), a strict ping-pong.
-  It measured no faster: within 1% at 4096^3, 7-8% slower at 6144^3 and 8192^3 (gluon-tf32x3).
+  own step's wgmma, so while one adds, the other's wgmma run: end to end, split copies included, 2.3x SGEMM at
+  4096^3 where the `tl` kernel runs 1.8x (design.md: gluon-tf32x3).
+- PINGPONG (off as shipped): the two take turns issuing a K step's wgmma (the `order` barriers), a strict
+  ping-pong. It measured no faster: the order of the timings in a round moved both more (gluon-tf32x3).
 
 C is stored by TMA from shared memory in two 64-column halves a slab (the room saved is a third ring slot). Any
 M, N, K the split buffers hold (their rows are padded to 128 bytes); C's rows must be 16 bytes apart (N a multiple
