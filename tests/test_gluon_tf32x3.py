@@ -136,3 +136,11 @@ def test_gpu_planner_runs_it_relaunches_and_captures(monkeypatch):
     assert len(calls) == 2 and rel_err(y - bias, a, w.T) < BOUND
     odd = torch.randn(K, N - 2, device="cuda")
     assert rel_err(tritonmm.mm(a, odd, input_precision="tf32x3"), a, odd) < BOUND and len(calls) == 2
+
+
+def test_device_check_says_why_it_cannot_run(monkeypatch, capsys):
+    """bench.gluon_tf32x3 where the kernel cannot run (Triton < 3.8, no Hopper): exit 2 and the reason, no traceback."""
+    from bench import gluon_tf32x3 as check
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6.0 is installed"))
+    assert check.main(["--rounds", "1"]) == 2
+    assert "cannot run the Gluon tf32x3 kernel: Triton 3.6.0 is installed" in capsys.readouterr().err
