@@ -150,6 +150,17 @@ def report(results: list, problems: dict) -> bool:
     return ok
 
 
+def can_run(what: str) -> bool:
+    """Prints the versions; where the Gluon kernels cannot run here (Triton < 3.8, no compute capability 9.0 GPU),
+    says why on stderr and returns False. The device checks (this one, bench.gluon_tf32x3) start with it."""
+    from tritonmm.kernels import gluon_gemm
+    print(f"triton {triton.__version__} ({os.path.dirname(triton.__file__)}), torch {torch.__version__}", flush=True)
+    ok, reason = gluon_gemm.available()
+    if not ok:
+        print(f"cannot run {what}: {reason}", file=sys.stderr)
+    return ok
+
+
 def main(argv=None) -> int:
     from tritonmm.kernels import gluon_gemm
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -161,10 +172,7 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=150, help="seconds for one schedule's child process")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    print(f"triton {triton.__version__} ({os.path.dirname(triton.__file__)}), torch {torch.__version__}", flush=True)
-    ok, reason = gluon_gemm.available()
-    if not ok:
-        print(f"cannot run the Gluon GEMM: {reason}", file=sys.stderr)
+    if not can_run("the Gluon GEMM"):
         return 2
     if args.child:
         args.schedule = args.schedule[0]

@@ -76,16 +76,12 @@ def timed(M: int, N: int, K: int, rounds: int) -> list:
 
 
 def main(argv=None) -> int:
-    import triton
-    from tritonmm.kernels import gluon_gemm
+    from .gluon_check import can_run
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--shape", action="append", help="MxNxK to time (default: 4096^3 and 8192^3)")
     args = parser.parse_args(argv)
-    print(f"triton {triton.__version__}, torch {torch.__version__}", flush=True)
-    ok, reason = gluon_gemm.available()
-    if not ok:
-        print(f"cannot run the Gluon tf32x3 kernel: {reason}", file=sys.stderr)
+    if not can_run("the Gluon tf32x3 kernel"):
         return 2
     torch.backends.cuda.matmul.fp32_precision = "ieee"  # torch.mm's float32 is IEEE SGEMM here
     print(f"{torch.cuda.get_device_name()}, {torch.cuda.get_device_properties(0).multi_processor_count} SMs", flush=True)
