@@ -32,7 +32,7 @@ if _MISSING is None:  # Triton >= 3.8; below it the kernel is defined but never 
 
 # Two consumer warpgroups on 64-row slabs of 128x128 tiles, C stored in two column halves: warps, registers at launch
 # and setmaxnreg's budgets as gluon_gemm's schedules of two consumers.
-NAME = "tf32x3"  # the planner's name of this kernel among gluon_gemm's schedules (rules.GLUON_TF32X3_SCHEDULE)
+NAME = "tf32x3"  # the schedule name the planner gives this kernel (rules.GLUON_TF32X3_SCHEDULE); launch.gluon reads it
 SCHEDULE = Schedule(consumers=2, ctas=1, tile_m=128, tile_n=128, c_split=2, slabs=2)
 BLOCK_M, BLOCK_N, BLOCK_K = SCHEDULE.tile_m, SCHEDULE.tile_n, 32  # BLOCK_K: 128 bytes of float32, the widest swizzle
 SLAB = BLOCK_M // SCHEDULE.slabs  # a consumer warpgroup's rows of a tile
