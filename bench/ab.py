@@ -35,7 +35,7 @@ from .common import config_text, copies, device_ms, parse_range, rel_err, replay
 
 BOUND = {"bf16": 1e-2, "fp16": 2e-3, "tf32x3": 1e-5}  # tests/test_ops.py's and test_precision.py's
 KINDS = {"16bit": ["bf16", "fp16"], "tf32x3": ["tf32x3"]}  # --dtype: the dtypes a product is drawn in
-TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32x3": torch.float32}
+TORCH_DTYPES = {**sweep.DTYPES, "tf32x3": torch.float32}  # tf32x3: float32 operands
 PRECISIONS = {"bf16": "native", "fp16": "native", "tf32x3": "tf32x3"}  # planner.chosen's
 
 
