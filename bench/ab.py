@@ -1,13 +1,15 @@
 """python -m bench.ab: the planner as shipped against the planner with some thresholds changed, on a fresh draw.
 
     python -m bench.ab --set gluon_wide_min_macs=inf --sizes 1000-2500 --draw 10 --changed 12 --seed 1503
+    python -m bench.ab --set stream_model=false --rows 2-64 --sizes 4096-14336 --draw 24 --seed 1801   # decode
 
 A rule is kept where it helps products it was not fitted on, so it is checked here on products drawn with a
 seed not used before. --draw products of sizes uniform in --sizes (every other one's sizes snapped to multiples
 of 8, as most weights and activations are; the rest of any size); then --changed more whose plan the changed
 thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
 thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn; with
---dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM.
+--dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws decode-like products
+instead (draw_rows), and gives each way's share of the read bandwidth (its least bytes over its time).
 
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
@@ -69,6 +71,25 @@ def draw(rng: random.Random, n: int, lo: int, hi: int, dtypes=KINDS["16bit"]) ->
             sizes = [_multiple_of_8(x, lo, hi) for x in sizes]
         shapes.append((sweep.Shape(*sizes, rng.choice(["NN", "NT"]), kind="drawn"), rng.choice(dtypes)))
     return shapes
+
+
+def draw_rows(rng: random.Random, n: int, rows: tuple, lo: int, hi: int, dtypes=KINDS["16bit"]) -> list:
+    """n decode-like products x @ W.T (NT): M log-uniform in rows, the weight's N and K uniform in lo..hi, every
+    other weight's sizes multiples of 8; dtype drawn."""
+    shapes = []
+    for i in range(n):
+        M = round(math.exp(rng.uniform(math.log(rows[0]), math.log(rows[1]))))
+        N, K = (rng.randint(lo, hi) for _ in range(2))
+        if i % 2 == 0:
+            N, K = (_multiple_of_8(x, lo, hi) for x in (N, K))
+        shapes.append((sweep.Shape(M, N, K, "NT", kind="drawn"), rng.choice(dtypes)))
+    return shapes
+
+
+def read_bandwidth() -> float:
+    """The device's read bandwidth in bytes a second: a 2 GiB bf16 tensor summed (read-flushed device time)."""
+    x = torch.randn(2 ** 30, device="cuda", dtype=torch.bfloat16)
+    return x.numel() * x.element_size() / (device_ms(lambda: x.sum(dtype=torch.float32)) * 1e-3)
 
 
 def _multiple_of_8(x: int, lo: int, hi: int) -> int:
@@ -153,6 +174,10 @@ def summary(rows: list) -> list:
         ahead = sum(s > c for s, c in zip(x["shipped"], x["changed"]))
         lines.append(f"{name} ({len(group)}): x torch.mm shipped {gm['shipped']:.3f} (min {min(x['shipped']):.3f}), "
                      f"changed {gm['changed']:.3f} (min {min(x['changed']):.3f}); shipped ahead on {ahead}")
+        if all("read_share" in r for r in group):
+            lines.append("  share of the read bandwidth, median (min): " + ", ".join(
+                f"{w} {statistics.median(v):.0%} ({min(v):.0%})" for w in ("torch", "shipped", "changed")
+                for v in [[r["read_share"][w] for r in group]]))
     return lines
 
 
@@ -166,11 +191,15 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dtype", choices=list(KINDS), default="16bit",
                         help="16bit: bf16 and fp16, drawn; tf32x3: float32 in tf32x3, against IEEE SGEMM")
+    parser.add_argument("--rows", help="LO-HI: draw decode-like products x @ W.T instead, M log-uniform in LO-HI "
+                        "and the weight's sizes in --sizes (draw_rows); also prints each one's share of the read "
+                        "bandwidth")
     parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
     args = parser.parse_args(argv)
     try:
         changes = parse_set(args.set)
         lo, hi = parse_range(args.sizes, "--sizes", "1000-2500")
+        rows_range = parse_range(args.rows, "--rows", "2-64") if args.rows else None
     except ValueError as e:
         parser.error(str(e))
     if not torch.cuda.is_available():
@@ -182,21 +211,31 @@ def main(argv=None) -> int:
         torch.backends.cuda.matmul.fp32_precision = "ieee"
     rng = random.Random(args.seed)
     dtypes = KINDS[args.dtype]
-    shapes = draw(rng, args.draw, lo, hi, dtypes) + \
-        (draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes) if args.changed else [])
+    if rows_range:
+        shapes = draw_rows(rng, args.draw, rows_range, lo, hi, dtypes)
+        read = read_bandwidth()
+        print(f"read bandwidth {read / 1e9:.0f} GB/s (2 GiB summed)")
+    else:
+        shapes = draw(rng, args.draw, lo, hi, dtypes) + \
+            (draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes) if args.changed else [])
     rows = []
     for shape, dtype in shapes:
         r = measure(shape, dtype, changes, args.rounds)
         rows.append(r)
         x = {w: r["us"]["torch"] / r["us"][w] for w in ("shipped", "changed")}
+        share = ""
+        if rows_range:  # the bytes read and written at least, against the read bandwidth
+            nbytes = (shape.M * shape.K + shape.K * shape.N + shape.M * shape.N) * TORCH_DTYPES[dtype].itemsize
+            r["read_share"] = {w: nbytes / (t * 1e-6) / read for w, t in r["us"].items()}
+            share = " | of read bandwidth: " + ", ".join(f"{w} {v:.0%}" for w, v in r["read_share"].items())
         print(f"{r['kind']:7s} {dtype} {r['shape']:>15s} {r['layout']}: torch {r['us']['torch']:7.1f} us | "
               f"shipped {x['shipped']:.3f} [{r['plans']['shipped']}] | changed {x['changed']:.3f} "
-              f"[{r['plans']['changed']}]" + ("" if r["ok"] else f" | WRONG {r['rel_err']} {r['replay_rel_err']}"),
-              flush=True)
+              f"[{r['plans']['changed']}]" + share +
+              ("" if r["ok"] else f" | WRONG {r['rel_err']} {r['replay_rel_err']}"), flush=True)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:
-            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows=rows), f, indent=1, default=str)
+            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows, rows=rows), f, indent=1, default=str)
     print("\n".join(summary(rows)))
     return 0 if all(r["ok"] for r in rows) else 1
 

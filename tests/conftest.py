@@ -91,6 +91,7 @@ def every_product_staged_for_pointer(monkeypatch) -> None:
     import importlib
     thresholds = importlib.import_module("tritonmm.thresholds")
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_min_macs", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 8)

@@ -179,3 +179,118 @@ def test_few_row_draws_refuse_a_bad_range(rows, capsys):
     with pytest.raises(SystemExit) as err:
         regret.main(["--seed", "1", "--rows", rows])
     assert err.value.code == 2 and "--rows takes LO-HI" in capsys.readouterr().err
+
+
+# The stream model (cost_model.stream_us; design.md: stream-model) on an H200's facts, as measured.
+H200 = device.DeviceFacts("NVIDIA H200", 132, 232448, True, True, 60 * 2 ** 20, (9, 0), 4.917e12)
+
+
+def _stream_pick(M, N, K, facts=H200):
+    fits = config_space.prune(cost_model.stream_candidates(M, K), M, N, K, 2, facts.smem_bytes, True, False, 2)[0]
+    return cost_model.stream_pick(fits, facts.arch, M, N, K, facts.num_sms, facts.hbm_bytes_per_s)
+
+
+def test_stream_candidates_take_one_row_of_tiles_and_keep_long_slices():
+    for M, height in ((2, 16), (16, 16), (17, 64), (64, 64)):
+        cands = cost_model.stream_candidates(M, 14336)
+        assert {c.kwargs["BLOCK_M"] for c in cands} == {height}
+        assert {(c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages) for c in cands} == \
+            set(cost_model.STREAM_TILES[height])
+        assert all(config_space.cdiv(14336, c.kwargs["BLOCK_K"]) // config_space.split_k(c) >=
+                   config_space.TMA_SPLIT_MIN_STEPS for c in cands)
+    assert all(config_space.split_k(c) == 1 for c in cost_model.stream_candidates(16, 2048 - 1))  # 15 steps of 128
+
+
+def test_stream_time_follows_bytes_in_flight_and_prices_splits():
+    def us(bm, bn, bk, stages, split, M=64, N=5120, K=5120):
+        return cost_model.stream_us(config_space.make_config(bm, bn, bk, stages, 4, SPLIT_K=split), "sm90", M, N, K,
+                                    132, H200.hbm_bytes_per_s)
+    assert us(64, 64, 128, 6, 1) < us(64, 64, 128, 4, 1)  # deeper: more of the weight in flight
+    # Little's law: 40 units of 128 KB in flight stream as fast as 80 of 64 KB (measured 10% slower: design.md).
+    assert us(64, 128, 128, 4, 1) == pytest.approx(us(64, 64, 128, 4, 1))
+    # A split that leaves the units no more in flight still pays its fixed cost and workspace.
+    assert us(64, 32, 128, 6, 2, N=132 * 32) > us(64, 32, 128, 6, 1, N=132 * 32)  # 132 units whole: one full wave
+    assert us(64, 32, 128, 6, 2, N=160 * 32) < us(64, 32, 128, 6, 1, N=160 * 32)  # 160: a second wave of 28
+    # Waves count whole: 133 units take two waves, each as long as the one of 132.
+    assert us(64, 32, 128, 6, 1, N=133 * 32) == pytest.approx(2 * us(64, 32, 128, 6, 1, N=132 * 32))
+
+
+def test_stream_pick_splits_few_long_tiles_and_streams_wide_weights_whole():
+    down, up = _stream_pick(64, 4096, 14336), _stream_pick(64, 14336, 4096)
+    assert config_space.split_k(down) > 1 and config_space.split_k(up) == 1
+    assert _stream_pick(8, 14336, 4096).kwargs["BLOCK_M"] == 16 and _stream_pick(40, 14336, 4096).kwargs["BLOCK_M"] == 64
+
+
+def test_stream_model_picks_near_the_fastest_tile_of_its_measurement():
+    """The model's pick on every product of the run its constants were fitted to (bench/results/stream/): a tile
+    that run timed, at a geomean of at least 0.99x cuBLAS where the default before it ran 0.94x (H200, bf16,
+    Triton 3.8, 2026-11-28), and none below 0.9x: the model cannot drift from its measurement."""
+    import json
+    import statistics
+    from pathlib import Path
+
+    from bench import stream
+    data = json.loads((Path(__file__).parent.parent / "bench" / "results" / "stream" /
+                       "stream_configs_h200_bf16.json").read_text())
+    facts = H200._replace(num_sms=data["num_sms"], hbm_bytes_per_s=data["hbm_bytes_per_s"])
+    picked, before = [], []
+    for r in data["rows"]:
+        pick = stream.config_text(_stream_pick(r["M"], r["N"], r["K"], facts))
+        assert pick in r["times"], (r["M"], r["N"], r["K"], pick)
+        picked.append(r["cublas"] / r["times"][pick])
+        before.append(r["cublas"] / r["default_us"])
+    assert len(picked) == 18 and statistics.geometric_mean(picked) >= 0.99 and min(picked) >= 0.9
+    assert statistics.geometric_mean(picked) >= statistics.geometric_mean(before) + 0.05
+
+
+@pytest.fixture
+def stand_in_h200(monkeypatch):
+    """The planner on the CPU interpreter sees an H200: Hopper with TMA, 132 SMs, its HBM bandwidth."""
+    monkeypatch.setattr(device, "facts", lambda d: H200)
+    return H200
+
+
+def _plan(M, N, K, captured, dtype=torch.bfloat16, Z=None):
+    batch = (Z,) if Z else ()
+    a, w = torch.randn(*batch, M, K).to(dtype), torch.randn(*batch, N, K).to(dtype)
+    out = torch.full((*batch, M, N), float("nan"), dtype=dtype)
+    return Product(a, w.transpose(-1, -2), out, resolve_precision(dtype, None), captured=captured)
+
+
+def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch):
+    """rules.stream_tma: in a CUDA graph, 16-bit products of 2-64 rows run on the TMA kernel under the stream
+    model's default, below tma_min_macs and few_tiles too; eagerly, batched, float32, or with the threshold off,
+    as before (design.md: stream-model)."""
+    plan = _plan(24, 4096, 1024, captured=True)  # 1e8 multiply-adds, 64 tiles of 64x64: the pointer kernel's before
+    assert plan.path == "tma" and plan.graph_only
+    fits = plan.prune(cost_model.stream_candidates(24, 1024))[0]
+    assert plan.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 4096, 1024, 132, H200.hbm_bytes_per_s)
+    assert _plan(24, 4096, 1024, captured=False).path == "pointer"
+    assert _plan(24, 4096, 1024, captured=True, dtype=torch.float32).path == "pointer"
+    assert _plan(65, 4096, 512, captured=True).path == "pointer"  # past the stream class, below tma_min_macs / 8
+    assert _plan(1, 4096, 1024, captured=True).path == "pointer"  # one row: the one-row kernel's
+    # Weights wider than one wave of 128-column tiles (vocabulary heads): not the model's class (stream_class).
+    assert cost_model.stream_class(24, 132 * 128, 132) and not cost_model.stream_class(24, 132 * 128 + 1, 132)
+    assert _plan(24, 20000, 512, captured=True).path == "pointer"  # below tma_min_macs / 8, as before
+    head = _plan(24, 32000, 1024, captured=True)  # above it: the TMA kernel, under the few-row rule's default
+    with thresholds.override(stream_model=False):
+        rule = _plan(24, 32000, 1024, captured=True).heuristic()
+    assert head.path == "tma" and head.heuristic() == rule
+    widest = _plan(24, 16896, 1024, captured=True)  # the class's widest: the model's pick
+    fits = widest.prune(cost_model.stream_candidates(24, 1024))[0]
+    assert widest.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 16896, 1024, 132, H200.hbm_bytes_per_s)
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)
+    assert _plan(24, 4096, 1024, captured=True).path == "pointer"
+
+
+@pytest.mark.parametrize("M,N,K,split", [(5, 200, 328, 1), (16, 136, 4104, 1), (33, 72, 4160, 2)])
+def test_stream_default_runs_right_against_float64(M, N, K, split, stand_in_h200):
+    """The stream model's default, whole or split over K (its slices, then the sum), at both tile heights, in the
+    interpreter: against float64, out NaN-filled first."""
+    from conftest import rel_err
+    plan = _plan(M, N, K, captured=True)
+    cfg = plan.heuristic()
+    assert plan.path == "tma" and cfg.kwargs["BLOCK_M"] == (16 if M <= 16 else 64) and config_space.split_k(cfg) == split
+    plan.run(cfg)
+    a, b = plan.given
+    assert rel_err(plan.out, a, b) < 1e-2, config_space.as_list(cfg)

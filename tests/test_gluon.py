@@ -250,16 +250,18 @@ def test_planner_rule_takes_large_plain_products_where_gluon_runs(monkeypatch):
     from tritonmm import thresholds
     monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
     bf = dict(dtype=torch.bfloat16)
-    a, b, w = torch.empty(64, 128, **bf), torch.empty(128, 64, **bf), torch.empty(64, 128, **bf)
+    a, b, w = torch.empty(128, 64, **bf), torch.empty(64, 136, **bf), torch.empty(136, 64, **bf)
     assert not _rule(a, b)  # below gluon_min_macs (2**37)
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
     assert _rule(a, b) and _rule(a, w.T) and _rule(a.half(), b.half())
-    assert not _rule(torch.empty(128, 64, **bf).T, b)  # A transposed: the kernel reads A row-major only
-    assert not _rule(a, b, bias=torch.empty(64, **bf)) and not _rule(a, b, activation="relu")
+    assert not _rule(torch.empty(64, 128, **bf).T, b)  # A transposed: the kernel reads A row-major only
+    assert not _rule(a, b, bias=torch.empty(136, **bf)) and not _rule(a, b, activation="relu")
     assert not _rule(a.float(), b.float()) and not _rule(a[None], b[None])
-    wide = torch.empty(64, 72, **bf)
-    assert not _rule(a, b[:, :60], c=wide[:, :60])  # C's rows end inside a 16-byte chunk
-    assert _rule(a, b, c=wide[:, :64])  # padded rows that end on one
+    wide = torch.empty(128, 144, **bf)
+    assert not _rule(a, b[:, :130], c=wide[:, :130])  # C's rows end inside a 16-byte chunk
+    assert _rule(a, b, c=wide[:, :136])  # padded rows that end on one
+    # Fewer rows or columns than cost_model.MIN_ROWS (128) stream an operand: the `tl` kernel's (gluon-few-rows).
+    assert not _rule(a[:127], b) and not _rule(a, b[:, :120]) and _rule(a, b[:, :128])
     monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
     assert not _rule(a, b)
 
@@ -284,6 +286,10 @@ def test_wide_rule_takes_mid_size_products_whose_tiles_fill_their_waves(monkeypa
     assert schedule(2216, 1472, 2032) is None  # 144 tiles: a second wave of 12
     assert schedule(3072, 3072, 3072) is None  # three waves
     assert schedule(1536, 1536, 512) is None  # 1.2e9 multiply-adds, below gluon_wide_min_macs
+    # Decode products x @ W.T whose 192x128 tiles would fill the SMs: fewer rows than cost_model.MIN_ROWS stream
+    # the weight (design.md: gluon-few-rows). 112 and 108 tiles; 128 rows and more take the wide schedule.
+    assert schedule(64, 14336, 4096, weight=True) is None and schedule(32, 13824, 5120, weight=True) is None
+    assert schedule(13824, 32, 5120) is None and schedule(128, 14336, 4096, weight=True) == "wide"
     assert schedule(4096, 4096, 8192) == "cooperative-s3"  # gluon_min_macs
     assert schedule(1536, 1536, 1536, dtype=torch.float32) is None
     with thresholds.override(gluon_wide_min_macs=float("inf")):

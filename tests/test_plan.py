@@ -27,6 +27,7 @@ def linear_ref(x, w, bias, act):
 def pointer(monkeypatch):
     """Every product on the pointer kernel, where split-K runs."""
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)  # the caller's operands, as they are
 
@@ -529,6 +530,7 @@ def test_pointer_staging_rule(device, monkeypatch):
     4-byte reads whose copies do not pay (neither small nor intense enough), or eagerly below
     STAGE_EAGER_MIN_MACS (a captured product stages)."""
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     A, B = tritonmm.staging.padded_a_copy, tritonmm.staging.padded_b_copy
 
@@ -614,6 +616,7 @@ def test_graph_only_plans_key_apart(device, monkeypatch):
     """A captured plan the eager call of the same product would not run (staged operands for the pointer
     kernel here) is graph_only, and keys its tuning apart; captured plans equal to the eager one are not."""
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     bf = torch.bfloat16
 
@@ -706,6 +709,7 @@ def test_tall_tile_is_timed_on_the_tma_kernel_where_n_leaves_wide_tiles_empty(de
         return tall in launch.candidates()
     assert timed(272) and timed(640) and not timed(700) and not timed(512)
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     assert not timed(272, "pointer")
 
 
@@ -1268,6 +1272,7 @@ def test_every_launch_with_pdl_waits_for_its_predecessor(pdl, device, monkeypatc
     constant that makes it wait; without, none is."""
     monkeypatch.setattr(launching, "pdl", lambda facts, traced: pdl)
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     steps = []
@@ -1328,6 +1333,7 @@ def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, 
         every_product_on_tma(monkeypatch)
     else:
         monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+        monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
         monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
         monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     if kind == "tma tail":

@@ -27,6 +27,25 @@ rule-based default in default_config.py stays), rows the pointer kernel reads 16
 from . import config_space
 from .config_space import cdiv
 
+# Products of 2 to STREAM_MAX_ROWS rows on the TMA kernel stream their weight once: one row of tiles (16 rows
+# where they cover M, else 64), timed as HBM traffic (stream_us), never by RATES, where tiles of STREAM_WAVE_COLS
+# columns cover N in one wave of the SMs: the products it was fitted and checked on. Wider weights (vocabulary
+# heads) keep the few-row rule, fitted on draws that hold them (design.md: stream-model).
+STREAM_MAX_ROWS = 64
+STREAM_WAVE_COLS = 128
+# (BLOCK_N, BLOCK_K, num_stages) the stream model ranks at each tile height, whole or split over K: the deepest
+# pipelines of the tiles its fit timed (H200, bf16, 2026-11-28; bench/results/stream/), kept where they fit (prune).
+STREAM_TILES = {
+    16: [(32, 128, 6), (32, 256, 4), (32, 256, 6), (64, 128, 6), (64, 128, 8), (64, 256, 5), (128, 128, 4),
+         (128, 128, 6)],
+    64: [(32, 128, 6), (32, 256, 4), (64, 128, 6), (128, 64, 6), (128, 128, 4), (256, 64, 4)],
+}
+# The latency that the loads in flight cover (Little's law: in flight / latency is the rate they sustain) and a
+# split-K launch's fixed cost (its second pass, the workspace's allocation), fitted to every tile's time on 18
+# decode products (design.md: stream-model).
+STREAM_LATENCY_US = {"sm90": 2.5}
+SPLIT_FIXED_US = {"sm90": 3.0}
+
 # Per arch, the TMA kernel's (microseconds per million multiply-adds on one SM, microseconds per tile) by
 # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), as `python -m bench.regret --fit
 # bench/results/regret/regret_bf16_seed110.json` prints them: least squares in relative error over every
@@ -131,3 +150,48 @@ def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: 
     saved = cdiv(tiles, num_sms) * steps - cdiv(tiles * split, num_sms) * cdiv(steps, split)
     traffic_us = _hbm_us(arch, 2 * split * M * N * 4, hbm_bytes_per_s)
     return saved * bm * bn * bk * 1e-6 * rate[0] >= SPLIT_TRAFFIC_MARGIN * traffic_us
+
+
+def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
+              elem_bytes: int = 2) -> float:
+    """The predicted time of a product of few rows under cfg on the TMA kernel, in microseconds: its units
+    (tiles x slices of K) run in waves over the SMs, each wave as long as a full one (a unit's SM keeps no more
+    bytes in flight when others idle); a unit streams its weight bytes at the lesser of its share of the HBM rate
+    a stream reaches (HBM_EFFICIENCY) among the units running at once, and the bytes it keeps in flight
+    (num_stages x BLOCK_N x BLOCK_K) over STREAM_LATENCY_US. A split adds SPLIT_FIXED_US and its fp32
+    workspace, written and read (design.md: stream-model)."""
+    bm, bn, bk, _, _, stages, split, _ = config_space.as_list(cfg)
+    rate = hbm_bytes_per_s * HBM_EFFICIENCY[arch] * 1e-6  # bytes a microsecond
+    units, unit_bytes = cdiv(M, bm) * cdiv(N, bn) * split, bn * cdiv(K, split) * elem_bytes
+    unit_rate = min(rate / min(units, num_sms), stages * bn * bk * elem_bytes / STREAM_LATENCY_US[arch])
+    us = cdiv(units, num_sms) * unit_bytes / unit_rate
+    return us + (SPLIT_FIXED_US[arch] + 2 * split * M * N * 4 / rate if split > 1 else 0.0)
+
+
+def stream_candidates(M: int, K: int) -> list:
+    """STREAM_TILES at the height that covers M in one row of tiles (16 rows, else 64), each whole and in every
+    split over K that keeps config_space.TMA_SPLIT_MIN_STEPS K steps a slice."""
+    bm = 16 if M <= 16 else 64
+    return [config_space.make_config(bm, bn, bk, stages, 4, SPLIT_K=split) for bn, bk, stages in STREAM_TILES[bm]
+            for split in range(1, config_space.MAX_SPLIT_K + 1)
+            if split == 1 or cdiv(K, bk) // split >= config_space.TMA_SPLIT_MIN_STEPS]
+
+
+def stream_class(M: int, N: int, num_sms: int) -> bool:
+    """Whether a product's shape is the stream model's: 2 to STREAM_MAX_ROWS rows, N covered by one wave of
+    STREAM_WAVE_COLS-column tiles."""
+    return 2 <= M <= STREAM_MAX_ROWS and cdiv(N, STREAM_WAVE_COLS) <= num_sms
+
+
+def streams(arch: str, family: str, M: int, N: int, Z: int, num_sms: int, path: str, hbm_bytes_per_s) -> bool:
+    """Whether stream_pick ranks this product: unbatched 16-bit of stream_class, on the TMA kernel, on a measured
+    arch whose HBM bandwidth is known."""
+    return arch in STREAM_LATENCY_US and family == "16bit" and stream_class(M, N, num_sms) and Z == 1 and \
+        path == "tma" and bool(hbm_bytes_per_s)
+
+
+def stream_pick(candidates, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
+                elem_bytes: int = 2):
+    """The candidate of least stream_us, or None without candidates."""
+    return min(candidates, key=lambda c: stream_us(c, arch, M, N, K, num_sms, hbm_bytes_per_s, elem_bytes),
+               default=None)

@@ -8,9 +8,10 @@ from .layout import hint
 
 
 def for_product(plan) -> triton.Config:
-    """The default config of a planned product (product.Product): the one-row kernel's where it serves, else the
-    cost model's pick among the tuner's candidates where the model covers the product (cost_model.covers), else
-    the rule-based heuristic below."""
+    """The default config of a planned product (product.Product): the one-row kernel's where it serves, else for
+    few rows on the TMA kernel the stream model's pick (cost_model.streams), else the cost model's pick among the
+    tuner's candidates where the model covers the product (cost_model.covers), else the rule-based heuristic
+    below."""
     facts = plan.facts
     one = one_row(hint(plan.M), hint(plan.N), hint(plan.Z), facts.num_sms, plan.b_k_contiguous)
     if one is not None:
@@ -20,6 +21,14 @@ def for_product(plan) -> triton.Config:
         tuple(layout.read_width(t) < 16 and t.element_size() == 2 for t in (plan.a, plan.b))
     family = config_space.family(plan.dtype, plan.precision, plan.presplit)
     M, N, K, Z = hint(plan.M), hint(plan.N), hint(plan.K), hint(plan.Z)
+    if plan.th.stream_model and cost_model.streams(facts.arch, family, M, N, Z, facts.num_sms, plan.path,
+                                                   facts.hbm_bytes_per_s):  # design.md: stream-model
+        fits = [c for c in plan.prune(cost_model.stream_candidates(M, K))[0]
+                if plan.can_split or config_space.split_k(c) == 1]
+        streamed = cost_model.stream_pick(fits, facts.arch, M, N, K, facts.num_sms, facts.hbm_bytes_per_s,
+                                          plan.operand_bytes)
+        if streamed is not None:
+            return streamed
     if cost_model.covers(facts.arch, family, M, N, Z, facts.num_sms, any(narrow)):
         # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
         # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).

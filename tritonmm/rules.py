@@ -4,6 +4,8 @@ in docs/design.md.
 
     tma_path         the TMA kernel (Hopper) or the pointer kernel (design.md: tma-threshold, few-tiles,
                      staging-intensity, eager-staging)
+    stream_tma       few-row products on the TMA kernel in CUDA graphs, whatever their size (design.md:
+                     stream-model)
     pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
                      (design.md: pointer-staging, pointer-staging-4-byte)
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
@@ -24,7 +26,7 @@ in docs/design.md.
 """
 import torch
 
-from . import config_space, device, layout, thresholds
+from . import config_space, cost_model, device, layout, thresholds
 from .config_space import cdiv
 
 # The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
@@ -56,6 +58,16 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
         bar = th.stage_min_macs_per_byte_wide_reads if read_bytes >= th.wide_read_bytes else th.stage_min_macs_per_byte
         return macs >= bar * staged_bytes and (captured or macs >= th.stage_eager_min_macs)
     return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
+
+
+def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
+    """Whether an unbatched 16-bit product of the stream model's class (cost_model.stream_class) that TMA reads
+    as it is runs on the TMA kernel in a CUDA graph whatever tma_path says of its size and tiles: the stream
+    model's tiles (16 rows where they cover M, splits of K) stream its weight there (threshold stream_model;
+    design.md: stream-model)."""
+    th = thresholds.for_device(facts)
+    return captured and th.stream_model and facts.tma and not staged_bytes and M >= th.tma_min_rows and \
+        dtype in (torch.bfloat16, torch.float16) and cost_model.stream_class(M, N, facts.num_sms)
 
 
 def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
@@ -172,10 +184,14 @@ def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
 def gluon(facts, a, b, c, bias, activation: str, scales):
     """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them:
     staged copies where it stages), or None: one _gluon_takes, on the cooperative schedule from gluon_min_macs
-    multiply-adds (design.md: gluon-gemm), below that on the wide one where _wide_fills (gluon-wide)."""
+    multiply-adds (design.md: gluon-gemm), below that on the wide one where _wide_fills (gluon-wide). Never a
+    product of fewer rows or columns than cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and
+    192-row tiles are mostly empty rows (design.md: gluon-few-rows)."""
     if a.dim() != 2:
         return None
     (M, K), N = a.shape, b.shape[1]
+    if min(M, N) < cost_model.MIN_ROWS:
+        return None
     th = thresholds.for_device(facts)
     if M * N * K >= th.gluon_min_macs:
         schedule = GLUON_SCHEDULE

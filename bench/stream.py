@@ -1,0 +1,113 @@
+"""python -m bench.stream: every tile of decode products x @ W.T timed against cuBLAS, the measurement the stream
+model (tritonmm/cost_model.py: stream_us) is fitted to and checked by (design.md: stream-model).
+
+    python -m bench.stream --rows 16,32,64 --out results/stream/
+
+For each M of --rows and each weight (N, K) of WEIGHTS, the product runs in a CUDA graph over operand copies
+rotated past the L2 (read-flushed device time, medians) under torch.mm and under every config pinned in turn:
+the stream model's candidates at both tile heights (16 and 64 rows), the tuner's own candidates and the shipped
+default, each checked against float64 first. Unlike the tuner (tuning.py), which times a product's weight hot in
+the L2, this streams it from HBM, as a model's decode does. Printed: per product cuBLAS's time, the default's and
+the four fastest configs, x cuBLAS; last the geomean of the default and of the best. The JSON under --out keeps
+every config's time and the device's facts: tests/test_cost_model.py replays the model's picks on it.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+import tritonmm
+from tritonmm import config_space, cost_model, device, timing
+from tritonmm.precision import resolve_precision
+from tritonmm.product import Product
+
+from . import sweep
+from .common import copies, rel_err
+
+# Llama-3-8B's q/o and MLP weights, and the 5120-wide ones of Llama-2-13B: the widths issue #43's decode target names.
+WEIGHTS = [(4096, 4096), (14336, 4096), (4096, 14336), (5120, 5120), (13824, 5120), (5120, 13824)]
+BOUND = 1e-2  # bf16's, as tests/test_ops.py
+
+
+def config_text(cfg) -> str:
+    """'BMxBNxBK sS wW [skN]': how the JSON names a config (tests/test_cost_model.py reads it back)."""
+    bm, bn, bk, _, warps, stages, split, tail = config_space.as_list(cfg)
+    return f"{bm}x{bn}x{bk} s{stages} w{warps}" + (f" sk{split}" if split > 1 else "") + (" tail" if tail else "")
+
+
+def configs(product: Product, M: int, K: int) -> dict:
+    """{text: config} the run times: the stream model's candidates at both heights, the tuner's, the default."""
+    stream = cost_model.stream_candidates(1, K) + cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
+    every = product.prune(stream)[0] + product.candidates() + [product.heuristic()]
+    return {config_text(c): c for c in every}
+
+
+def measure(M: int, N: int, K: int, dtype=torch.bfloat16) -> dict:
+    shape = sweep.Shape(M, N, K, "NT")
+    sets = [sweep.operands(shape, dtype) for _ in range(copies((M * K + K * N) * dtype.itemsize))]
+    out = torch.empty(M, N, dtype=dtype, device="cuda")
+    a, b = sets[0]
+    product = Product(a, b, out, resolve_precision(dtype, None), captured=True)
+    ref = a.double() @ b.double()
+
+    def time_us(call) -> float:
+        graph = sweep._graph(call, sets)
+        return timing.median_ms(graph.replay, warmup_ms=5, rep_ms=30, flush="read") / len(sets) * 1e3
+
+    times = {"cublas": time_us(lambda x, w: torch.mm(x, w, out=out))}
+    for text, cfg in configs(product, M, K).items():
+        pinned = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        out.fill_(float("nan"))
+        tritonmm.mm(a, b, out=out, config=pinned)
+        err = rel_err(out, ref)
+        if not err < BOUND:
+            raise AssertionError(f"{M}x{N}x{K} under {text}: relative error {err:.1e}")
+        times[text] = time_us(lambda x, w, pinned=pinned: tritonmm.mm(x, w, out=out, config=pinned))
+    default = config_text(product.heuristic())
+    return dict(M=M, N=N, K=K, cublas=times["cublas"], default=default, default_us=times[default], times=times)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="16,32,64", help="the products' M, comma-separated")
+    parser.add_argument("--out", help="a folder for stream_configs.json")
+    args = parser.parse_args(argv)
+    try:
+        rows_m = [int(m) for m in args.rows.split(",")]
+        if not all(2 <= m <= cost_model.STREAM_MAX_ROWS for m in rows_m):
+            raise ValueError
+    except ValueError:
+        parser.error(f"--rows takes whole numbers of 2 to {cost_model.STREAM_MAX_ROWS}, comma-separated, "
+                     f"not {args.rows!r}")
+    if not torch.cuda.is_available():
+        print("bench.stream times products on a CUDA GPU; none is available here", file=sys.stderr)
+        return 2
+    import triton
+    facts = device.facts(torch.device("cuda"))
+    print(f"{facts.name}, torch {torch.__version__}, triton {triton.__version__}; {facts.num_sms} SMs, "
+          f"HBM {facts.hbm_bytes_per_s / 1e12:.2f} TB/s (clock x bus width)")
+    rows = []
+    for M in rows_m:
+        for N, K in WEIGHTS:
+            r = measure(M, N, K)
+            rows.append(r)
+            fastest = sorted((t, c) for c, t in r["times"].items() if c != "cublas")[:4]
+            print(f"{M}x{N}x{K}: cuBLAS {r['cublas']:.1f} us | default {r['default']} x{r['cublas'] / r['default_us']:.3f}"
+                  " | fastest " + ", ".join(f"{c} x{r['cublas'] / t:.3f}" for t, c in fastest), flush=True)
+    best = [r["cublas"] / min(t for c, t in r["times"].items() if c != "cublas") for r in rows]
+    default = [r["cublas"] / r["default_us"] for r in rows]
+    print(f"x cuBLAS, geomean (min): default {statistics.geometric_mean(default):.3f} ({min(default):.3f}), "
+          f"best {statistics.geometric_mean(best):.3f} ({min(best):.3f})")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "stream_configs.json"), "w") as f:
+            json.dump(dict(device=facts.name, torch=torch.__version__, triton=triton.__version__,
+                           num_sms=facts.num_sms, hbm_bytes_per_s=facts.hbm_bytes_per_s, rows=rows), f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
