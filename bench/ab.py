@@ -13,7 +13,8 @@ instead (draw_rows), and gives each way's share of the read bandwidth (its least
 
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
-alive with its graph), timed in interleaved rounds (read-flushed device time, medians), checked against float64
+alive with its graph), timed in interleaved rounds, each starting one way further along (read-flushed device time,
+medians), checked against float64
 after an eager call and after the graphs' replays.
 Configs are the default's unless TRITONMM_AUTOTUNE is set. Printed: a line a product, then per group (drawn,
 its aligned ones, the changed ones) the geomean and minimum x torch.mm either way; JSON under --out.
@@ -151,14 +152,21 @@ def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
             graphs[name] = sweep._graph(lambda a, b, out=out, fn=fn: fn(a, b, out=out), sets)
     plans = {name: _plan(*sets[0], over, dtype) for name, (_, over) in ways.items() if name != "torch"}
     times = {name: [] for name in graphs}
-    for _ in range(rounds):
-        for name, graph in graphs.items():
-            times[name].append(device_ms(graph.replay) / len(sets) * 1e3)
+    for i in range(rounds):
+        for name in round_order(list(graphs), i):
+            times[name].append(device_ms(graphs[name].replay) / len(sets) * 1e3)
     us = {name: statistics.median(t) for name, t in times.items()}
     replayed = replay_errors(graphs, outs, sets)  # each graph's output after its last call
     return dict(kind=shape.kind, dtype=dtype, shape=shape.text, layout=shape.layout, us=us, rel_err=errs,
                 replay_rel_err=replayed, plans=plans,
                 ok=all(e < BOUND[dtype] for e in (*errs.values(), *replayed.values())))
+
+
+def round_order(names: list, i: int) -> list:
+    """The order of round i: names rotated by i, so that over as many rounds as names each way is timed once in
+    each place (its place in a round moved the Gluon tf32x3 kernel by 6-7% at 8192^3: design.md: gluon-tf32x3)."""
+    k = i % len(names)
+    return names[k:] + names[:k]
 
 
 def summary(rows: list) -> list:

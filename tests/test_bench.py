@@ -864,6 +864,32 @@ def test_ab_draw_is_seeded_in_range_and_half_aligned():
                                                           for s in range(40)))
 
 
+def test_ab_decode_draw_is_seeded_and_in_range():
+    """bench.ab --rows: x @ W.T products, M log-uniform in the rows' range, the weight's sizes in --sizes, every
+    other weight's N and K multiples of 8; a bad --rows is a usage error."""
+    import random
+    from bench import ab
+    first = ab.draw_rows(random.Random(7), 16, (2, 64), 4096, 14336)
+    assert first == ab.draw_rows(random.Random(7), 16, (2, 64), 4096, 14336)
+    assert first != ab.draw_rows(random.Random(8), 16, (2, 64), 4096, 14336)
+    for i, (shape, dtype) in enumerate(first):
+        assert 2 <= shape.M <= 64 and all(4096 <= n <= 14336 for n in (shape.N, shape.K)) and shape.layout == "NT"
+        assert dtype in ("bf16", "fp16") and (i % 2 or (shape.N % 8 == 0 and shape.K % 8 == 0))
+    assert any(s.M < 16 for s, _ in first) and any(s.M > 16 for s, _ in first)
+    for bad in ("64-2", "0-64", "a-b"):
+        with pytest.raises(SystemExit):
+            ab.main(["--set", "stream_model=false", "--rows", bad, "--seed", "1"])
+
+
+def test_ab_rounds_rotate_the_order_of_the_ways():
+    from bench import ab
+    ways = ["torch", "shipped", "changed"]
+    orders = [ab.round_order(ways, i) for i in range(3)]
+    assert orders[0] == ways and ab.round_order(ways, 3) == ways
+    assert all(sorted(o) == sorted(ways) for o in orders)
+    assert all(sorted(o[place] for o in orders) == sorted(ways) for place in range(3))  # each way once in each place
+
+
 def test_ab_summary_compares_both_ways_per_group():
     from bench import ab
     rows = [dict(kind="drawn", shape="1000x1000x1000", us=dict(torch=10.0, shipped=10.0, changed=20.0)),
@@ -874,3 +900,28 @@ def test_ab_summary_compares_both_ways_per_group():
     assert lines[0].endswith("shipped ahead on 1")
     assert lines[1].startswith("drawn, sizes multiples of 8 (1): x torch.mm shipped 1.000")
     assert lines[2].startswith("changed (1): x torch.mm shipped 0.800 (min 0.800), changed 1.000")
+
+
+def test_ab_summary_gives_the_read_share_of_decode_draws():
+    from bench import ab
+    share = dict(torch=0.8, shipped=0.6, changed=0.4)
+    rows = [dict(kind="drawn", shape=f"{m}x4096x4096", us=dict(torch=10.0, shipped=10.0, changed=10.0),
+                 read_share={w: v + m / 1000 for w, v in share.items()}) for m in (16, 33, 48)]
+    line = ab.summary(rows)[1]
+    assert line.strip().startswith("share of the read bandwidth") and "torch 83% (82%)" in line
+    assert "shipped 63% (62%)" in line and "changed 43% (42%)" in line
+
+
+def test_stream_names_configs_as_its_file_does_and_refuses_bad_rows():
+    """bench.stream: its config names are those of bench/results/stream/'s JSON (the cost-model test reads them
+    back); it times the stream model's candidates at both heights beside the tuner's; --rows outside 2-64 is a
+    usage error; without a GPU it says so, code 2."""
+    from bench import stream
+    from tritonmm import config_space
+    assert stream.config_text(config_space.make_config(64, 128, 64, 6, 4, SPLIT_K=3)) == "64x128x64 s6 w4 sk3"
+    assert stream.config_text(config_space.make_config(16, 64, 256, 5, 4)) == "16x64x256 s5 w4"
+    for bad in ("1,16", "65", "x"):
+        with pytest.raises(SystemExit):
+            stream.main(["--rows", bad])
+    if not torch.cuda.is_available():
+        assert stream.main(["--rows", "16"]) == 2

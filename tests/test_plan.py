@@ -2,7 +2,7 @@
 and the launch cache the public ops consult before their checks."""
 import pytest
 import torch
-from conftest import HAS_GPU, every_product_on_the_tma_kernel, every_product_on_tma, every_product_staged_for_pointer, \
+from conftest import every_product_on_the_tma_kernel, every_product_on_tma, every_product_staged_for_pointer, \
     rel_err
 
 import tritonmm

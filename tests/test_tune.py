@@ -141,3 +141,20 @@ def test_a_failed_capture_times_every_config_eagerly(tmp_path, monkeypatch, devi
     eager = asked[2:]
     assert asked[:2] == [True, True] and eager and not any(eager)
     assert len(eager) == len(timings) and best == next(iter(timings))
+
+
+def test_tuning_times_the_default_where_the_space_lacks_it(tmp_path, monkeypatch, device):
+    """A default config outside the tuner's candidates (the stream model's tiles: design.md: stream-model) is
+    timed beside them, so that tuning cannot end on a config slower than the default it replaces."""
+    from tritonmm import config_space
+    monkeypatch.setenv("TRITONMM_CACHE_DIR", str(tmp_path))
+    a, b = operands(*SHAPE, torch.float32, "NN", device)
+    launch = Product(a, b, torch.full(SHAPE[:2], float("nan"), device=device), "ieee")
+    default = config_space.make_config(16, 32, 32, 2, 4)  # in no float32 space
+    assert default not in launch.candidates()
+    monkeypatch.setattr(Product, "heuristic", lambda self: default)
+    ran = []
+    monkeypatch.setattr(tuning, "_time_all", lambda product, cands, graph, progress: ran.extend(cands) or
+                        {c: 0.5 if c == default else 1.0 for c in cands})
+    best, timings = tuning.tune(launch)
+    assert best == default and ran[-1] == default and len(ran) == len(launch.candidates()) + 1

@@ -46,12 +46,15 @@ def rank(product, timings: dict, graph: bool) -> triton.Config:
 
 def tune(product, progress=None):
     """Tunes one product over its candidate configs (the pruned space, with split-K variants
-    where they apply) and caches the winner; the caller makes the product's device current.
+    where they apply, and the default config) and caches the winner; the caller makes the product's device current.
     Each config is timed on the product's whole launch sequence (both passes of split-K),
     replayed from a CUDA graph: device time, the cost a captured or long-running model pays, ranked
     against an eager call's host time where that is longer, except for plans only graphs run (rank).
     Returns (best config, {config: median ms} for every config timed)."""
-    candidates = product.candidates() or [product.heuristic()]
+    # The default config is timed too where the space lacks it (the stream model's tiles and splits: design.md:
+    # stream-model), so that tuning never ends on a config slower than the one it replaces.
+    candidates, default = product.candidates(), product.heuristic()
+    candidates += [] if default in candidates else [default]
     with _tuning:
         graph = True
         if len(candidates) == 1:  # nothing to choose: not timed
