@@ -591,6 +591,7 @@ def test_tuning_ranks_split_k_against_its_host_time(device, pointer, monkeypatch
     split = config_space.make_config(16, 64, 128, 4, 4, SPLIT_K=4)
     assert launch.launches(one) == 1 and launch.launches(split) == 2
     monkeypatch.setattr(launch, "candidates", lambda: [one, split])
+    monkeypatch.setattr(launch, "heuristic", lambda: one)  # the default among them: tune() adds no third
     th = thresholds.TABLE["sm90"]
     host_ms = (th.host_us_per_call + th.host_us_per_launch) * 1e-3  # one launch's host time
     for split_ms, single_ms, graph, winner in (

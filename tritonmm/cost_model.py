@@ -41,7 +41,7 @@ STREAM_TILES = {
     64: [(32, 128, 6), (32, 256, 4), (64, 128, 6), (128, 64, 6), (128, 128, 4), (256, 64, 4)],
 }
 # The latency that the loads in flight cover (Little's law: in flight / latency is the rate they sustain) and a
-# split-K launch's fixed cost (its second pass, the workspace's allocation), fitted to every tile's time on 18
+# split-K launch's fixed cost (its second pass, the workspace's allocation), fitted to every tile's time on 12
 # decode products (design.md: stream-model).
 STREAM_LATENCY_US = {"sm90": 2.5}
 SPLIT_FIXED_US = {"sm90": 3.0}

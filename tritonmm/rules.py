@@ -4,7 +4,7 @@ in docs/design.md.
 
     tma_path         the TMA kernel (Hopper) or the pointer kernel (design.md: tma-threshold, few-tiles,
                      staging-intensity, eager-staging)
-    stream_tma       few-row products on the TMA kernel in CUDA graphs, whatever their size (design.md:
+    stream_tma       few-row products on the TMA kernel in CUDA graphs, below tma_path's size bar (design.md:
                      stream-model)
     pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
                      (design.md: pointer-staging, pointer-staging-4-byte)
@@ -62,12 +62,13 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
 
 def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
     """Whether an unbatched 16-bit product of the stream model's class (cost_model.stream_class) that TMA reads
-    as it is runs on the TMA kernel in a CUDA graph whatever tma_path says of its size and tiles: the stream
-    model's tiles (16 rows where they cover M, splits of K) stream its weight there (threshold stream_model;
-    design.md: stream-model)."""
+    as it is runs on the TMA kernel in a CUDA graph below tma_path's bar of multiply-adds: the stream model's
+    tiles (16 rows where they cover M, splits of K) stream its weight there. Products of few tiles keep the
+    pointer kernel: the model was never timed on them (threshold stream_model; design.md: stream-model)."""
     th = thresholds.for_device(facts)
     return captured and th.stream_model and facts.tma and not staged_bytes and M >= th.tma_min_rows and \
-        dtype in (torch.bfloat16, torch.float16) and cost_model.stream_class(M, N, facts.num_sms)
+        dtype in (torch.bfloat16, torch.float16) and cost_model.stream_class(M, N, facts.num_sms) and \
+        not few_tiles(facts, M, N)
 
 
 def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:

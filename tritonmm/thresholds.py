@@ -73,7 +73,7 @@ class Thresholds(NamedTuple):
     # tf32x3 kernel, plain ones whose C rows TMA stores (design.md: gluon-tf32x3).
     gluon_tf32x3: bool = True
     # 16-bit products of the stream model's class (cost_model.stream_class: 2-64 rows) take its default config on
-    # the TMA kernel, and in CUDA graphs run there whatever their size (rules.stream_tma; design.md: stream-model);
+    # the TMA kernel, and in CUDA graphs run there below its bar of size (rules.stream_tma; design.md: stream-model);
     # false: the few-row rule's default, and the pointer kernel where tma_path says.
     stream_model: bool = True
     # copy_kernel's tiles (design.md: copy-tiles).
