@@ -8,8 +8,10 @@ rotated past the L2 (read-flushed device time, medians) under torch.mm and under
 the stream model's candidates at both tile heights (16 and 64 rows), the tuner's own candidates and the shipped
 default, each checked against float64 first. Unlike the tuner (tuning.py), which times a product's weight hot in
 the L2, this streams it from HBM, as a model's decode does. Printed: per product cuBLAS's time, the default's and
-the four fastest configs, x cuBLAS; last the geomean of the default and of the best. The JSON under --out keeps
-every config's time and the device's facts: tests/test_cost_model.py replays the model's picks on it.
+the four fastest configs, x cuBLAS; last the geomean of the default and of the best. Products of few tiles (the
+4096-wide weights: rules.few_tiles) run on the pointer kernel, whatever the config, and the model does not rank
+them: each row names its kernel path. The JSON under --out keeps every config's time and the device's facts:
+tests/test_cost_model.py replays the model's picks on it.
 """
 import argparse
 import json
@@ -67,7 +69,8 @@ def measure(M: int, N: int, K: int, dtype=torch.bfloat16) -> dict:
             raise AssertionError(f"{M}x{N}x{K} under {text}: relative error {err:.1e}")
         times[text] = time_us(lambda x, w, pinned=pinned: tritonmm.mm(x, w, out=out, config=pinned))
     default = config_text(product.heuristic())
-    return dict(M=M, N=N, K=K, cublas=times["cublas"], default=default, default_us=times[default], times=times)
+    return dict(M=M, N=N, K=K, path=product.path, cublas=times["cublas"], default=default,
+                default_us=times[default], times=times)
 
 
 def main(argv=None) -> int:
@@ -95,7 +98,8 @@ def main(argv=None) -> int:
             r = measure(M, N, K)
             rows.append(r)
             fastest = sorted((t, c) for c, t in r["times"].items() if c != "cublas")[:4]
-            print(f"{M}x{N}x{K}: cuBLAS {r['cublas']:.1f} us | default {r['default']} x{r['cublas'] / r['default_us']:.3f}"
+            print(f"{M}x{N}x{K} ({r['path']}): cuBLAS {r['cublas']:.1f} us | default {r['default']} "
+                  f"x{r['cublas'] / r['default_us']:.3f}"
                   " | fastest " + ", ".join(f"{c} x{r['cublas'] / t:.3f}" for t, c in fastest), flush=True)
     best = [r["cublas"] / min(t for c, t in r["times"].items() if c != "cublas") for r in rows]
     default = [r["cublas"] / r["default_us"] for r in rows]

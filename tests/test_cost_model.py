@@ -237,7 +237,8 @@ def test_stream_model_picks_near_the_fastest_tile_of_its_measurement():
     facts = H200._replace(num_sms=data["num_sms"], hbm_bytes_per_s=data["hbm_bytes_per_s"])
     picked, before = [], []
     for r in data["rows"]:
-        if rules.few_tiles(facts, r["M"], r["N"]):
+        assert (r["path"] == "pointer") == rules.few_tiles(facts, r["M"], r["N"])
+        if r["path"] != "tma":
             continue
         pick = stream.config_text(_stream_pick(r["M"], r["N"], r["K"], facts))
         assert pick in r["times"], (r["M"], r["N"], r["K"], pick)
