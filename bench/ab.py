@@ -14,8 +14,7 @@ instead (draw_rows), and gives each way's share of the read bandwidth (its least
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
 alive with its graph), timed in interleaved rounds, each starting one way further along (read-flushed device time,
-medians), checked against float64
-after an eager call and after the graphs' replays.
+medians), checked against float64 after an eager call and after the graphs' replays.
 Configs are the default's unless TRITONMM_AUTOTUNE is set. Printed: a line a product, then per group (drawn,
 its aligned ones, the changed ones) the geomean and minimum x torch.mm either way; JSON under --out.
 """
@@ -243,7 +242,8 @@ def main(argv=None) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:
-            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows, rows=rows), f, indent=1, default=str)
+            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows, rows=rows), f,
+                      indent=1, default=str)
     print("\n".join(summary(rows)))
     return 0 if all(r["ok"] for r in rows) else 1
 
