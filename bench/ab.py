@@ -9,7 +9,8 @@ of 8, as most weights and activations are; the rest of any size); then --changed
 thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
 thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn; with
 --dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws decode-like products
-instead (draw_rows), and gives each way's share of the read bandwidth (its least bytes over its time).
+instead (draw_rows), gives each way's share of the read bandwidth (its least bytes over its time), and groups
+the products whose weight rows are 16-byte aligned (K a multiple of 8).
 
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
@@ -168,11 +169,20 @@ def round_order(names: list, i: int) -> list:
     return names[k:] + names[:k]
 
 
+def _k(row: dict) -> int:
+    return int(row["shape"].split("x")[-1])
+
+
 def summary(rows: list) -> list:
     """Lines: per group, the geomean and minimum x torch.mm as shipped and as changed, and how many lead."""
     lines = []
-    aligned = [r for r in rows if r["kind"] == "drawn" and all(int(x) % 8 == 0 for x in r["shape"].split("x"))]
-    for name, group in (("drawn", [r for r in rows if r["kind"] == "drawn"]), ("drawn, sizes multiples of 8", aligned),
+    drawn = [r for r in rows if r["kind"] == "drawn"]
+    if drawn and all("read_share" in r for r in drawn):  # --rows: x @ W.T, whose rows are K long but for C's
+        aligned_name, aligned = "drawn, weight rows 16-byte aligned", [r for r in drawn if _k(r) % 8 == 0]
+    else:
+        aligned_name = "drawn, sizes multiples of 8"
+        aligned = [r for r in drawn if all(int(x) % 8 == 0 for x in r["shape"].split("x"))]
+    for name, group in (("drawn", drawn), (aligned_name, aligned),
                         ("changed", [r for r in rows if r["kind"] == "changed"])):
         if not group:
             continue

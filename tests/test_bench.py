@@ -905,11 +905,14 @@ def test_ab_summary_compares_both_ways_per_group():
 def test_ab_summary_gives_the_read_share_of_decode_draws():
     from bench import ab
     share = dict(torch=0.8, shipped=0.6, changed=0.4)
-    rows = [dict(kind="drawn", shape=f"{m}x4096x4096", us=dict(torch=10.0, shipped=10.0, changed=10.0),
-                 read_share={w: v + m / 1000 for w, v in share.items()}) for m in (16, 33, 48)]
-    line = ab.summary(rows)[1]
-    assert line.strip().startswith("share of the read bandwidth") and "torch 83% (82%)" in line
-    assert "shipped 63% (62%)" in line and "changed 43% (42%)" in line
+    rows = [dict(kind="drawn", shape=f"{m}x4096x{k}", us=dict(torch=10.0, shipped=10.0, changed=10.0),
+                 read_share={w: v + m / 1000 for w, v in share.items()})
+            for m, k in ((16, 4096), (33, 4096), (48, 4099))]
+    lines = ab.summary(rows)
+    assert lines[1].strip().startswith("share of the read bandwidth") and "torch 83% (82%)" in lines[1]
+    assert "shipped 63% (62%)" in lines[1] and "changed 43% (42%)" in lines[1]
+    # The aligned group of a decode draw asks K alone (M, the tokens, aligns no row of x @ W.T but C's, N long).
+    assert lines[2].startswith("drawn, weight rows 16-byte aligned (2):")
 
 
 def test_stream_names_configs_as_its_file_does_and_refuses_bad_rows():
