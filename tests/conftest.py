@@ -54,7 +54,8 @@ def path(request, monkeypatch):
         monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
         monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_rows", 0)
         monkeypatch.setitem(thresholds.OVERRIDES, "tf32x3_split_min_macs_per_byte", 0)
-    else:  # nor worth staging for it, and the pointer kernel reads the caller's operands
+    else:  # nor worth staging for it, nor few rows in graphs, and the pointer kernel reads the caller's operands
+        monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)
         monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
         monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     tma_capable = importlib.import_module("tritonmm.device").facts(torch.device(DEVICE)).tma
