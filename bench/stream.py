@@ -22,22 +22,16 @@ import sys
 import torch
 
 import tritonmm
-from tritonmm import config_space, cost_model, device, timing
+from tritonmm import cost_model, device, timing
 from tritonmm.precision import resolve_precision
 from tritonmm.product import Product
 
 from . import sweep
-from .common import copies, rel_err
+from .common import config_text, copies, rel_err  # config_text: how the JSON names a config
 
 # Llama-3-8B's q/o and MLP weights, and the 5120-wide ones of Llama-2-13B: the widths issue #43's decode target names.
 WEIGHTS = [(4096, 4096), (14336, 4096), (4096, 14336), (5120, 5120), (13824, 5120), (5120, 13824)]
 BOUND = 1e-2  # bf16's, as tests/test_ops.py
-
-
-def config_text(cfg) -> str:
-    """'BMxBNxBK sS wW [skN]': how the JSON names a config (tests/test_cost_model.py reads it back)."""
-    bm, bn, bk, _, warps, stages, split, tail = config_space.as_list(cfg)
-    return f"{bm}x{bn}x{bk} s{stages} w{warps}" + (f" sk{split}" if split > 1 else "") + (" tail" if tail else "")
 
 
 def configs(product: Product, M: int, K: int) -> dict:

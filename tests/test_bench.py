@@ -921,8 +921,8 @@ def test_stream_names_configs_as_its_file_does_and_refuses_bad_rows():
     usage error; without a GPU it says so, code 2."""
     from bench import stream
     from tritonmm import config_space
-    assert stream.config_text(config_space.make_config(64, 128, 64, 6, 4, SPLIT_K=3)) == "64x128x64 s6 w4 sk3"
-    assert stream.config_text(config_space.make_config(16, 64, 256, 5, 4)) == "16x64x256 s5 w4"
+    assert stream.config_text(config_space.make_config(64, 128, 64, 6, 4, SPLIT_K=3)) == "64x128x64 w4 s6 split-K 3"
+    assert stream.config_text(config_space.make_config(16, 64, 256, 5, 4)) == "16x64x256 w4 s5"
     for bad in ("1,16", "65", "x"):
         with pytest.raises(SystemExit):
             stream.main(["--rows", bad])

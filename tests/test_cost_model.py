@@ -231,7 +231,7 @@ def test_stream_model_picks_near_the_fastest_tile_of_its_measurement():
     import statistics
     from pathlib import Path
 
-    from bench import stream
+    from bench.common import config_text
     from tritonmm import rules
     data = json.loads((Path(__file__).parent.parent / "bench" / "results" / "stream" /
                        "stream_configs_h200_bf16.json").read_text())
@@ -241,7 +241,7 @@ def test_stream_model_picks_near_the_fastest_tile_of_its_measurement():
         assert (r["path"] == "pointer") == rules.few_tiles(facts, r["M"], r["N"])
         if r["path"] != "tma":
             continue
-        pick = stream.config_text(_stream_pick(r["M"], r["N"], r["K"], facts))
+        pick = config_text(_stream_pick(r["M"], r["N"], r["K"], facts))
         assert pick in r["times"], (r["M"], r["N"], r["K"], pick)
         picked.append(r["cublas"] / r["times"][pick])
         before.append(r["cublas"] / r["default_us"])
