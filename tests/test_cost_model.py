@@ -286,6 +286,9 @@ def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch)
     widest = _plan(24, 16896, 1024, captured=True)  # the class's widest: the model's pick
     fits = widest.prune(cost_model.stream_candidates(24, 1024))[0]
     assert widest.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 16896, 1024, 132, H200.hbm_bytes_per_s)
+    monkeypatch.setattr(device, "facts", lambda d: H200._replace(hbm_bytes_per_s=None))
+    assert _plan(24, 6144, 1024, captured=True).path == "pointer"  # a bandwidth unknown: the model ranks nothing
+    monkeypatch.setattr(device, "facts", lambda d: H200)
     monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)
     assert _plan(24, 6144, 1024, captured=True).path == "pointer"
 

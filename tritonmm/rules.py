@@ -61,14 +61,14 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
 
 
 def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
-    """Whether an unbatched 16-bit product of the stream model's class (cost_model.stream_class) that TMA reads
-    as it is runs on the TMA kernel in a CUDA graph below tma_path's bar of multiply-adds: the stream model's
+    """Whether an unbatched 16-bit product the stream model ranks on the TMA kernel (cost_model.streams) that TMA
+    reads as it is runs there in a CUDA graph below tma_path's bar of multiply-adds: the stream model's
     tiles (16 rows where they cover M, splits of K) stream its weight there. Products of few tiles keep the
     pointer kernel: the model was never timed on them (threshold stream_model; design.md: stream-model)."""
     th = thresholds.for_device(facts)
     return captured and th.stream_model and facts.tma and not staged_bytes and M >= th.tma_min_rows and \
-        dtype in (torch.bfloat16, torch.float16) and cost_model.stream_class(M, N, facts.num_sms) and \
-        not few_tiles(facts, M, N)
+        cost_model.streams(facts.arch, config_space.family(dtype, "native"), M, N, 1, facts.num_sms, "tma",
+                           facts.hbm_bytes_per_s) and not few_tiles(facts, M, N)
 
 
 def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
