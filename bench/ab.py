@@ -2,6 +2,7 @@
 
     python -m bench.ab --set gluon_wide_min_macs=inf --sizes 1000-2500 --draw 10 --changed 12 --seed 1503
     python -m bench.ab --set stream_model=false --rows 2-64 --sizes 4096-14336 --draw 24 --seed 1801   # decode
+    python -m bench.ab --set gluon_wide_row_fill=0 --rows 128-400 --sizes 4096-16896 --draw 0 --changed 12 --seed 1901
 
 A rule is kept where it helps products it was not fitted on, so it is checked here on products drawn with a
 seed not used before. --draw products of sizes uniform in --sizes (every other one's sizes snapped to multiples
@@ -9,8 +10,8 @@ of 8, as most weights and activations are; the rest of any size); then --changed
 thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
 thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn; with
 --dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws decode-like products
-instead (draw_rows), gives each way's share of the read bandwidth (its least bytes over its time), and groups
-the products whose weight rows are 16-byte aligned (K a multiple of 8).
+instead (draw_rows; the changed ones too), gives each way's share of the read bandwidth (its least bytes over
+its time), and groups the products whose weight rows are 16-byte aligned (K a multiple of 8).
 
 Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
@@ -101,25 +102,30 @@ def _multiple_of_8(x: int, lo: int, hi: int) -> int:
 
 
 def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000,
-                 dtypes=KINDS["16bit"]) -> list:
-    """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says.
-    Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
+                 dtypes=KINDS["16bit"], rows=None) -> list:
+    """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says,
+    or with ``rows`` (LO, HI) decode-like ones as draw_rows draws them. Planned with the default configs
+    (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
     shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
     try:
-        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes)
+        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows)
     finally:
         if saved is not None:
             os.environ["TRITONMM_AUTOTUNE"] = saved
     return shapes
 
 
-def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes):
+def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows):
     for _ in range(tries):
         if len(shapes) == n:
             break
-        M, N = (_changed_size(rng, lo, hi) for _ in range(2))
-        K = 8 * round(2 ** rng.uniform(8, 12) / 8)
-        shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(dtypes)
+        if rows:
+            drawn, dtype = draw_rows(rng, 1, rows, lo, hi, dtypes)[0]
+            shape = drawn._replace(kind="changed")
+        else:
+            M, N = (_changed_size(rng, lo, hi) for _ in range(2))
+            K = 8 * round(2 ** rng.uniform(8, 12) / 8)
+            shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(dtypes)
         a, b = sweep.operands(shape, TORCH_DTYPES[dtype])
         if _plan(a, b, {}, dtype) != _plan(a, b, changes, dtype):
             shapes.append((shape, dtype))
@@ -230,11 +236,13 @@ def main(argv=None) -> int:
     dtypes = KINDS[args.dtype]
     if rows_range:
         shapes = draw_rows(rng, args.draw, rows_range, lo, hi, dtypes)
+    else:
+        shapes = draw(rng, args.draw, lo, hi, dtypes)
+    if args.changed:
+        shapes += draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes, rows=rows_range)
+    if rows_range:
         read = read_bandwidth()
         print(f"read bandwidth {read / 1e9:.0f} GB/s (2 GiB summed)")
-    else:
-        shapes = draw(rng, args.draw, lo, hi, dtypes) + \
-            (draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes) if args.changed else [])
     rows = []
     for shape, dtype in shapes:
         r = measure(shape, dtype, changes, args.rounds)

@@ -881,6 +881,20 @@ def test_ab_decode_draw_is_seeded_and_in_range():
             ab.main(["--set", "stream_model=false", "--rows", bad, "--seed", "1"])
 
 
+def test_ab_changed_decode_products_are_drawn_as_decode_draws(monkeypatch):
+    """bench.ab --rows --changed: products drawn as draw_rows draws them until that many change plan; here a plan
+    that changes from 150 rows stands in for the planner."""
+    import random
+    from bench import ab, sweep
+    monkeypatch.setattr(sweep, "operands", lambda shape, dtype: (shape, None))
+    monkeypatch.setattr(ab, "_plan", lambda shape, b, changes, dtype: bool(changes) and shape.M >= 150)
+    shapes = ab.draw_changed(random.Random(3), 6, 4096, 16896, {"gluon_wide_row_fill": 0.0}, rows=(128, 400))
+    assert len(shapes) == 6
+    for shape, dtype in shapes:
+        assert 150 <= shape.M <= 400 and all(4096 <= n <= 16896 for n in (shape.N, shape.K))
+        assert shape.layout == "NT" and shape.kind == "changed" and dtype in ("bf16", "fp16")
+
+
 def test_ab_rounds_rotate_the_order_of_the_ways():
     from bench import ab
     ways = ["torch", "shipped", "changed"]
@@ -917,14 +931,17 @@ def test_ab_summary_gives_the_read_share_of_decode_draws():
 
 def test_stream_names_configs_as_its_file_does_and_refuses_bad_rows():
     """bench.stream: its config names are those of bench/results/stream/'s JSON (the cost-model test reads them
-    back); it times the stream model's candidates at both heights beside the tuner's; --rows outside 2-64 is a
-    usage error; without a GPU it says so, code 2."""
+    back); it times the stream model's candidates at both heights beside the tuner's; --rows outside 2-1024 and
+    --weights not NxK pairs are usage errors; without a GPU it says so, code 2."""
     from bench import stream
     from tritonmm import config_space
     assert stream.config_text(config_space.make_config(64, 128, 64, 6, 4, SPLIT_K=3)) == "64x128x64 w4 s6 split-K 3"
     assert stream.config_text(config_space.make_config(16, 64, 256, 5, 4)) == "16x64x256 w4 s5"
-    for bad in ("1,16", "65", "x"):
+    for bad in ("1,16", "1025", "x"):
         with pytest.raises(SystemExit):
             stream.main(["--rows", bad])
+    for bad in ("4096", "4096x0", "ax4096", "4096x4096x2"):
+        with pytest.raises(SystemExit):
+            stream.main(["--rows", "16", "--weights", bad])
     if not torch.cuda.is_available():
         assert stream.main(["--rows", "16"]) == 2

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from tritonmm import config_space as cs, default_config
+from tritonmm import config_space as cs, default_config, splits
 
 H100_SMEM = 232448
 
@@ -146,22 +146,22 @@ def test_small_shared_memory_keeps_configs_with_fewer_stages(fam, limit):
 
 def test_wave_tail_rule():
     # 3072^3 on 128x256 tiles: 288 tiles on 132 SMs, a third wave of 24; whole waves cover 2816 rows
-    assert cs.tail_rows(3072, 3072, 128, 256, 132) == 2816
-    assert cs.tail_rows(1536, 1536, 128, 128, 132) == 1408  # 144 tiles: one wave and 12
-    assert cs.tail_rows(2560, 2560, 128, 256, 132) == 0  # 200 tiles: the last wave half full
-    assert cs.tail_rows(4096, 4096, 128, 256, 132) == 0  # 512 tiles: 3 waves and 116
-    assert cs.tail_rows(1024, 1024, 128, 256, 132) == 0  # 32 tiles: no whole wave
-    assert cs.tail_rows(8448, 2048, 128, 256, 132) == 0  # 528 tiles: whole waves, no tail
-    assert cs.tail_config(256, 3072, 132).kwargs["BLOCK_N"] == 128  # 96 tiles of 64x128
-    assert cs.tail_config(128, 1536, 132).kwargs["BLOCK_N"] == 64  # 24 of 64x128: 48 of 64x64 instead
+    assert splits.tail_rows(3072, 3072, 128, 256, 132) == 2816
+    assert splits.tail_rows(1536, 1536, 128, 128, 132) == 1408  # 144 tiles: one wave and 12
+    assert splits.tail_rows(2560, 2560, 128, 256, 132) == 0  # 200 tiles: the last wave half full
+    assert splits.tail_rows(4096, 4096, 128, 256, 132) == 0  # 512 tiles: 3 waves and 116
+    assert splits.tail_rows(1024, 1024, 128, 256, 132) == 0  # 32 tiles: no whole wave
+    assert splits.tail_rows(8448, 2048, 128, 256, 132) == 0  # 528 tiles: whole waves, no tail
+    assert splits.tail_config(256, 3072, 132).kwargs["BLOCK_N"] == 128  # 96 tiles of 64x128
+    assert splits.tail_config(128, 1536, 132).kwargs["BLOCK_N"] == 64  # 24 of 64x128: 48 of 64x64 instead
     space = cs.space("16bit")
-    variants = cs.with_tail(space, 3072, 3072, 132)
+    variants = splits.with_tail(space, 3072, 3072, 132)
     tails = [c for c in variants if cs.tail(c)]
     # one variant per tile shape of 128 rows or more whose last wave is small: 128x256 (24 of 132),
     # 128x128 (576 tiles: 4 waves and 48) and 256x128 (288 tiles: 2 waves and 24); 64-row tiles are not split
     assert {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) for c in tails} == {(128, 256), (128, 128), (256, 128)}
     assert len(tails) == 3 and len(variants) == len(space) + 3
-    assert cs.with_tail(space, 4096, 4096, 132) == space
+    assert splits.with_tail(space, 4096, 4096, 132) == space
 
 
 def test_config_lists_round_trip():
@@ -227,3 +227,27 @@ def test_tall_tile_fits_the_tma_kernel_only_where_it_can_serve(monkeypatch):
     assert [n for n in (130, 256, 272, 384, 400, 4096, 4200) if cs.tall_tile_serves(n)] == [272, 384, 4200]
     monkeypatch.setattr(cs, "TUNED_TMA_ONLY", set())  # without the exclusion, the rule picks it there
     assert default_config.heuristic(520, 6144, 1024, torch.bfloat16, "native", 132, 2, H100_SMEM, True) == tall
+
+
+def test_prune_keeps_a_deep_pipeline_on_the_tma_kernel_where_k_fills_it():
+    """64x64x128 with 6 stages (config_space.DEEP) on the TMA kernel where K holds at least 6 K steps of 128, its
+    4-stage twin for shorter K and on the pointer kernel (design.md: deep-64x64); both fit Hopper's shared memory."""
+    deep, twin = cs.make_config(64, 64, 128, 6, 4), cs.make_config(64, 64, 128, 4, 4)
+    for K, tma, kept in ((512, True, [twin]), (640, True, [twin]), (768, True, [deep, twin]),
+                         (14336, True, [deep, twin]), (14336, False, [twin])):
+        out, why = cs.prune([deep, twin], 512, 512, K, 2, 232448, tma)
+        assert out == kept, (K, tma)
+        assert any(w.startswith("deep pipeline") for w in why) == (deep not in kept)
+    space = cs.configs(torch.bfloat16, "native")
+    assert space.index(deep) == space.index(twin) - 1  # ties go to the deep one
+    split = cs.make_config(64, 64, 128, 6, 4, SPLIT_K=4)  # slices of a 2088-long K: 5 steps of 128
+    assert cs.too_deep(split, 2088, True) and not cs.too_deep(split, 3072, True) and cs.too_deep(split, 3072, False)
+    assert not cs.too_deep(twin, 128, False)
+
+
+def test_default_takes_the_deep_pipeline_on_the_tma_kernel_only():
+    """The few-row default of 96x4096x14336 x @ W.T: 64x64x128 with 6 stages on the TMA kernel, 4 on the pointer
+    kernel (design.md: deep-64x64)."""
+    for tma, stages in ((True, 6), (False, 4)):
+        cfg = default_config.heuristic(96, 4096, 14336, torch.bfloat16, "native", 132, 2, 232448, tma)
+        assert cs.as_list(cfg)[:3] == [64, 64, 128] and cfg.num_stages == stages, tma

@@ -3,7 +3,7 @@ what the model predicts from its rates, where it applies, and that the planner's
 import pytest
 import torch
 
-from tritonmm import config_space, cost_model, device, thresholds
+from tritonmm import config_space, cost_model, device, splits, thresholds
 from tritonmm.precision import resolve_precision
 from tritonmm.product import Product
 
@@ -57,7 +57,7 @@ def test_pointer_kernel_is_slower_per_tile_than_tma():
 def test_tail_variants_are_priced_and_split_ones_are_not():
     tail = config_space.make_config(128, 256, 64, 4, 8, TAIL=1)
     # 2196^3: 162 tiles of 128x256, 30 in a second wave: the tail's small tiles beat a whole second wave
-    assert config_space.tail_rows(2196, 2196, 128, 256, H100_SMS)
+    assert splits.tail_rows(2196, 2196, 128, 256, H100_SMS)
     assert cost_model.time_us(tail, "sm90", "tma", 2196, 2196, 2196, 1, H100_SMS) < \
         cost_model.time_us(WIDE, "sm90", "tma", 2196, 2196, 2196, 1, H100_SMS)
     split = config_space.make_config(128, 128, 64, 5, 4, SPLIT_K=2)  # not modeled: never the model's pick
@@ -142,7 +142,9 @@ def test_few_row_default_is_the_one_its_draws_timed():
     """The rule-based default of products of fewer than cost_model.MIN_ROWS rows is, on every product of the two
     draws design.md's few-row-default cites as timed with it (runs stopped by their time limit), the
     config those draws recorded as the default: the rule cannot drift from its measurement. The stored times put
-    it at most 1.04x the best on each draw."""
+    it at most 1.04x the best on each draw. One exception: where they recorded 64x64x128 with 4 stages the default
+    is now its 6-stage twin on the TMA kernel, which those draws predate (design.md: deep-64x64: 2-30% faster in
+    all 59 pairs timed there); its ratio is the 4-stage twin's."""
     import json
     import statistics
     from pathlib import Path
@@ -159,7 +161,10 @@ def test_few_row_default_is_the_one_its_draws_timed():
             tma, Z = r["path"].startswith("tma"), r["entry_Z"]
             cfg = default_config.heuristic(r["M"], r["N"], r["K"], dtype, "native", max(1, r["num_sms"] // Z),
                                            2, 232448, tma, can_split=not tma and Z == 1, out_bytes=2)
-            assert config_space.as_list(cfg) == r["default"], (name, r["shape"])
+            picked = config_space.as_list(cfg)
+            if picked[:3] == [64, 64, 128] and picked[5] == 6:  # the 4-stage twin's time stands in
+                picked[5] = 4
+            assert picked == r["default"], (name, r["shape"])
             times = {tuple(c): ms for c, ms in r["times"]}
             ratios.append(times[tuple(r["default"])] / min(times.values()))
         assert statistics.geometric_mean(ratios) < 1.04, name
@@ -197,7 +202,7 @@ def test_stream_candidates_take_one_row_of_tiles_and_keep_long_slices():
         assert {(c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages) for c in cands} == \
             set(cost_model.STREAM_TILES[height])
         assert all(config_space.cdiv(14336, c.kwargs["BLOCK_K"]) // config_space.split_k(c) >=
-                   config_space.TMA_SPLIT_MIN_STEPS for c in cands)
+                   splits.TMA_SPLIT_MIN_STEPS for c in cands)
     assert all(config_space.split_k(c) == 1 for c in cost_model.stream_candidates(16, 2048 - 1))  # 15 steps of 128
 
 
@@ -256,11 +261,39 @@ def stand_in_h200(monkeypatch):
     return H200
 
 
-def _plan(M, N, K, captured, dtype=torch.bfloat16, Z=None):
+def _plan(M, N, K, captured, dtype=torch.bfloat16, Z=None, on="cpu"):
+    """A plan of x @ W.T; its tensors on the CPU (planned, not run) unless ``on`` says where it runs."""
     batch = (Z,) if Z else ()
-    a, w = torch.randn(*batch, M, K).to(dtype), torch.randn(*batch, N, K).to(dtype)
-    out = torch.full((*batch, M, N), float("nan"), dtype=dtype)
+    a, w = torch.randn(*batch, M, K, device=on).to(dtype), torch.randn(*batch, N, K, device=on).to(dtype)
+    out = torch.full((*batch, M, N), float("nan"), dtype=dtype, device=on)
     return Product(a, w.transpose(-1, -2), out, resolve_precision(dtype, None), captured=captured)
+
+
+def test_default_pipeline_depth_of_64x64x128_is_the_one_its_measurement_ran_faster(monkeypatch):
+    """Where the default is 64x64x128, its depth (6 stages, config_space.DEEP, or 4 for short K) is the one the
+    stored runs (every config pinned, weights streamed from HBM: design.md: deep-64x64) timed faster, within 2%, on
+    every product they hold, on the device those runs saw: the bar at the stage count cannot drift from them."""
+    import json
+    from pathlib import Path
+
+    from bench.common import config_text
+    folder = Path(__file__).parent.parent / "bench" / "results" / "stream"
+    seen = {4: 0, 6: 0}
+    for name in ("stream_rows96-384_h200.json", "stream_rows80-224_fresh_h200.json", "stream_short_k_h200.json"):
+        data = json.loads((folder / name).read_text())
+        facts = H200._replace(num_sms=data["num_sms"], hbm_bytes_per_s=data["hbm_bytes_per_s"])
+        monkeypatch.setattr(device, "facts", lambda d: facts)
+        for r in data["rows"]:
+            if r["K"] % 8:  # rows TMA cannot read: staged by a copy kernel, which a CPU tensor cannot run on a GPU
+                continue
+            cfg = _plan(r["M"], r["N"], r["K"], captured=True).heuristic()
+            if config_space.as_list(cfg)[:3] != [64, 64, 128]:
+                continue
+            other = config_space.make_config(64, 64, 128, 10 - cfg.num_stages, 4, SPLIT_K=config_space.split_k(cfg))
+            times = r["times"]
+            assert times[config_text(cfg)] <= 1.02 * times[config_text(other)], (name, r["M"], r["N"], r["K"])
+            seen[cfg.num_stages] += 1
+    assert seen[6] >= 8 and seen[4] >= 2
 
 
 def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch):
@@ -295,12 +328,13 @@ def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch)
 
 @pytest.mark.parametrize("M,N,K,split", [(5, 200, 328, 1), (16, 136, 4104, 1), (33, 72, 4160, 2)])
 def test_stream_default_runs_right_against_float64(M, N, K, split, stand_in_h200, monkeypatch):
-    """The stream model's default, whole or split over K (its slices, then the sum), at both tile heights, in the
-    interpreter: against float64, out NaN-filled first. Sizes small enough to run there have few tiles: the bar
-    is lowered (few_tiles_per_sm) so that they reach the TMA kernel."""
+    """The stream model's default, whole or split over K (its slices, then the sum), at both tile heights, on the
+    GPU where there is one (an H200's facts stand in on any), else in the interpreter: against float64, out
+    NaN-filled first. Sizes small enough to run in the interpreter have few tiles: the bar is lowered
+    (few_tiles_per_sm) so that they reach the TMA kernel."""
     from conftest import rel_err
     monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
-    plan = _plan(M, N, K, captured=True)
+    plan = _plan(M, N, K, captured=True, on="cuda" if torch.cuda.is_available() else "cpu")
     cfg = plan.heuristic()
     assert plan.path == "tma" and cfg.kwargs["BLOCK_M"] == (16 if M <= 16 else 64)
     assert config_space.split_k(cfg) == split

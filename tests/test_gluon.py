@@ -287,9 +287,15 @@ def test_wide_rule_takes_mid_size_products_whose_tiles_fill_their_waves(monkeypa
     assert schedule(3072, 3072, 3072) is None  # three waves
     assert schedule(1536, 1536, 512) is None  # 1.2e9 multiply-adds, below gluon_wide_min_macs
     # Decode products x @ W.T whose 192x128 tiles would fill the SMs: fewer rows than cost_model.MIN_ROWS stream
-    # the weight (design.md: gluon-few-rows). 112 and 108 tiles; 128 rows and more take the wide schedule.
+    # the weight (design.md: gluon-few-rows). 112 and 108 tiles; from 154 rows (80% of a 192-row tile: design.md:
+    # gluon-wide-rows) the wide schedule.
     assert schedule(64, 14336, 4096, weight=True) is None and schedule(32, 13824, 5120, weight=True) is None
-    assert schedule(13824, 32, 5120) is None and schedule(128, 14336, 4096, weight=True) == "wide"
+    assert schedule(13824, 32, 5120) is None
+    assert schedule(128, 14336, 4096, weight=True) is None and schedule(153, 14336, 4096, weight=True) is None
+    assert schedule(154, 14336, 4096, weight=True) == schedule(192, 14336, 4096, weight=True) == "wide"
+    assert schedule(300, 7168, 8192, weight=True) is None and schedule(308, 7168, 8192, weight=True) == "wide"
+    with thresholds.override(gluon_wide_row_fill=0):
+        assert schedule(128, 14336, 4096, weight=True) == "wide"
     assert schedule(4096, 4096, 8192) == "cooperative-s3"  # gluon_min_macs
     assert schedule(1536, 1536, 1536, dtype=torch.float32) is None
     with thresholds.override(gluon_wide_min_macs=float("inf")):

@@ -7,7 +7,7 @@ from conftest import every_product_on_the_tma_kernel, every_product_on_tma, ever
 
 import tritonmm
 from tritonmm import config_space, cost_model, device as devices, launch as launching, layout as layout_module, planner, product, relaunch, \
-    rules, thresholds, validation
+    rules, splits, thresholds, validation
 from tritonmm.product import Product
 from tritonmm.tune import operands
 
@@ -194,7 +194,7 @@ def test_tma_split_rule():
     """Slices where the tiles leave SMs idle, K is long and the workspace small beside the operands: the
     shapes measured for design.md's tma-split-k (128x256x64 tiles on 132 SMs)."""
     def split(M, N, K, bm=128, bn=256):
-        return config_space.tma_split_for(M, N, K, bm, bn, 64, 2, 132)
+        return splits.tma_split_for(M, N, K, bm, bn, 64, 2, 132)
     assert split(134, 5120, 13824) == 3  # 40 tiles: 120 units (0.84 -> 0.96x cuBLAS)
     assert split(288, 8192, 28672) == 4  # 96 tiles: 384 units in 3 waves (0.73 -> 0.78)
     for shape in ((284, 5120, 5120), (487, 5120, 5120), (149, 8192, 3072), (577, 5120, 13824)):
@@ -202,10 +202,10 @@ def test_tma_split_rule():
     assert split(4096, 4096, 4096) == 1  # 512 tiles fill their waves
     assert split(16, 256, 1024) == 1  # one tile but 16 K steps: too short to slice
     assert split(16, 256, 4096) == 1  # no count up to the 4 slices of 16 steps that K allows fills 132 SMs
-    assert config_space.tma_split_for(16, 256, 4096, 128, 256, 64, 2, 4) == 4  # but 4 SMs
+    assert splits.tma_split_for(16, 256, 4096, 128, 256, 64, 2, 4) == 4  # but 4 SMs
     cfgs = [config_space.make_config(128, 256, 64, 4, 8), config_space.make_config(128, 256, 64, 3, 8),
             config_space.make_config(64, 64, 128, 4, 4)]
-    offered = config_space.with_tma_split(cfgs, 134, 5120, 13824, 2, 132)
+    offered = splits.with_tma_split(cfgs, 134, 5120, 13824, 2, 132)
     assert [(c.kwargs["BLOCK_M"], c.num_stages, config_space.split_k(c)) for c in offered] == \
         [(128, 4, 1), (128, 4, 3), (128, 3, 1), (64, 4, 1)]  # the first config of a tile shape; 64x64 fills
 
@@ -217,7 +217,7 @@ def test_tma_split_pays_by_the_cost_model():
 
     def split(M, N, K, arch="sm90", bandwidth=hbm):
         cfg = config_space.make_config(128, 256, 64, 4, 8)
-        return config_space.tma_split_for(M, N, K, 128, 256, 64, 2, 132, lambda s: cost_model.tma_split_pays(
+        return splits.tma_split_for(M, N, K, 128, 256, 64, 2, 132, lambda s: cost_model.tma_split_pays(
             cfg, s, arch, M, N, K, 132, bandwidth))
     assert split(497, 5120, 13824) == 3  # workspace 20% of the operands: 0.73 -> 0.83x cuBLAS in 3 slices
     assert split(134, 5120, 13824) == 3 and split(288, 8192, 28672) == 4 and split(200, 8192, 28672) == 2
@@ -247,11 +247,11 @@ def test_tuner_offers_tma_split_k(device, monkeypatch):
 
 
 def test_split_k_rule_fills_the_sms():
-    assert config_space.split_for(tiles=64, k_steps=32, num_sms=132) == 4  # 1x4096x4096, 64x64x128 tiles
-    assert config_space.split_for(tiles=256, k_steps=32, num_sms=132) == 1  # tiles fill the SMs already
-    assert config_space.split_for(tiles=1, k_steps=6, num_sms=132) == 1  # K too short to slice
-    assert config_space.split_for(tiles=1, k_steps=10_000, num_sms=132) == config_space.MAX_SPLIT_K
-    variants = config_space.with_split_k([config_space.make_config(64, 64, 128, 4, 4)], 1, 4096, 4096, 132)
+    assert splits.split_for(tiles=64, k_steps=32, num_sms=132) == 4  # 1x4096x4096, 64x64x128 tiles
+    assert splits.split_for(tiles=256, k_steps=32, num_sms=132) == 1  # tiles fill the SMs already
+    assert splits.split_for(tiles=1, k_steps=6, num_sms=132) == 1  # K too short to slice
+    assert splits.split_for(tiles=1, k_steps=10_000, num_sms=132) == splits.MAX_SPLIT_K
+    variants = splits.with_split_k([config_space.make_config(64, 64, 128, 4, 4)], 1, 4096, 4096, 132)
     assert [config_space.split_k(c) for c in variants] == [1, 4, 8]
 
 

@@ -1,5 +1,5 @@
-"""Tile spaces per dtype family, the pruning that keeps them legal, and the variants the tuner times
-(split-K, wave-tail, narrow and short tiles). default_config.py picks one without timing.
+"""Tile spaces per dtype family, the pruning that keeps them legal, and the narrow and short tiles offered
+beside them (splits.py: the split-K and wave-tail variants). default_config.py picks one without timing.
 
 A config is the tile shape (BLOCK_M, BLOCK_N, BLOCK_K), the grouping of programs (GROUP_M),
 ``num_warps`` and the software-pipelining depth ``num_stages``. Each family gets its own
@@ -22,14 +22,16 @@ TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]) per family. 128x256 tiles win large shapes in
-# every family on the TMA path; 6-stage 64-128 tiles and 64x128x128 serve mid-size products; 256x128 serves tall
-# products whose N leaves a wider tile mostly empty (TUNED_TMA_ONLY). About ten configs keep a cold tune near 12 s.
-# design.md: tile-space-16bit, tile-spaces, tile-space-tf32x3-split.
+# every family on the TMA path; 6-stage 64-128 tiles and 64x128x128 serve mid-size products; 64x64x128 with 6
+# stages streams weights on the TMA kernel (DEEP; before its 4-stage twin, which the pointer kernel, short K and
+# devices of less shared memory keep, so that ties go to it); 256x128 serves tall products whose N leaves a wider tile mostly empty (TUNED_TMA_ONLY).
+# About ten configs keep a cold tune near 12 s. design.md: tile-space-16bit, tile-spaces, tile-space-tf32x3-split,
+# deep-64x64.
 _SPACES = {
     "16bit": [
         (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8), (128, 128, 64, 5, 4),
         (128, 128, 64, 6, 4), (64, 256, 64, 4, 4), (128, 64, 64, 6, 4), (64, 128, 64, 6, 4), (64, 128, 128, 4, 4),
-        (64, 64, 128, 4, 4), (256, 128, 64, 4, 8),
+        (64, 64, 128, 6, 4), (64, 64, 128, 4, 4), (256, 128, 64, 4, 8),
     ],
     "tf32": [
         (128, 256, 32, 3, 8), (128, 256, 32, 3, 8, 4), (256, 128, 32, 3, 8), (128, 128, 64, 3, 8),
@@ -193,9 +195,9 @@ def tuning_shape(M: int, N: int, K: int) -> tuple:
 
 
 def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):
-    """Drop configs that cannot fit in shared memory, and those whose blocks are far
-    larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a
-    smaller block of the space would do. Returns (kept, reasons for each dropped)."""
+    """Drop configs that cannot fit in shared memory, DEEP ones off the TMA kernel or deeper than K's steps, and
+    those whose blocks are far larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a smaller block of the space
+    would do. Returns (kept, reasons for each dropped)."""
     def fit(c):
         return smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes) <= smem_limit
     fits = [c for c in cfgs if fit(c)]
@@ -212,7 +214,8 @@ def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_byt
                         fits.append(shallower)
                     break
         dropped = {"shared memory (the rest kept with fewer stages)": len(cfgs) - len(fits)}
-    kept = fits
+    kept = [c for c in fits if not too_deep(c, K, tma)]
+    dropped["deep pipeline (pointer kernel or short K)"] = len(fits) - len(kept)
     for dim, size in (("BLOCK_M", M), ("BLOCK_N", N), ("BLOCK_K", K)):
         smallest = min((c.kwargs[dim] for c in kept), default=0)
         cap = max(bucket(size), smallest)
@@ -227,6 +230,18 @@ POINTER_MAX_TILE = 64 * 128
 # Configs measured on the TMA kernel only, which the heuristic does not give the pointer kernel
 # (design.md: tma-only-configs).
 TMA_ONLY = {(64, 128, 128, 4, 4)}
+
+# Deep pipelines, offered only on the TMA kernel where K, or a split's slice of it, holds at least as many K steps
+# as they have stages (prune, too_deep); their shallower twin serves the rest: 64x64x128 with 6 stages streamed
+# weights 2-30% faster than with 4 stages on the TMA kernel, ran 1-3% slower on the pointer kernel's drawn products,
+# and 512^3 11% slower, its 4 K steps under 6 stages (design.md: deep-64x64).
+DEEP = {(64, 64, 128, 6, 4)}
+
+
+def too_deep(c: triton.Config, K: int, tma: bool) -> bool:
+    """Whether c is DEEP and runs on the pointer kernel, or each of its slices of K holds fewer K steps than it
+    has stages."""
+    return _key(c) in DEEP and (not tma or cdiv(cdiv(K, split_k(c)), c.kwargs["BLOCK_K"]) < c.num_stages)
 
 # Configs only the tuner gives, and only on the TMA kernel where N's last 256-wide column of tiles is at most half
 # full (tall_tile_serves): 256x128 led only on such tall products (design.md: tall-tile).
@@ -251,136 +266,6 @@ def tall_tile_serves(N: int) -> bool:
     """Whether 128-wide tiles cover N with less padding than 256-wide ones (N of 272: 384 against 512
     columns; N of 400 or 4096: the same), where the tuner times TUNED_TMA_ONLY's tall tile."""
     return cdiv(N, 128) * 128 < cdiv(N, 256) * 256
-
-
-# Split-K: a product with fewer tiles than SMs leaves SMs idle, and decode products are bound by how much of the
-# weight is in flight. Slices of K give every SM a program; each keeps at least MIN_SPLIT_STEPS K steps for the
-# pipeline to overlap, and at most MAX_SPLIT_K slices bound the fp32 workspace and the second pass.
-# design.md: split-k.
-MAX_SPLIT_K = 16
-MIN_SPLIT_STEPS = 4
-
-
-def split_for(tiles: int, k_steps: int, num_sms: int) -> int:
-    """The fewest slices of K (a power of two) that give every SM a program; 1 when the tiles
-    already do, or when K is too short to split."""
-    split = 1
-    while tiles * split < num_sms and split < MAX_SPLIT_K and k_steps // (2 * split) >= MIN_SPLIT_STEPS:
-        split *= 2
-    return split
-
-
-def split_of(cfg: triton.Config, M, N, K, num_sms) -> int:
-    """split_for with cfg's tile: its tiles over (M, N) and its K steps."""
-    k = cfg.kwargs
-    return split_for(cdiv(M, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"]), cdiv(K, k["BLOCK_K"]),
-                     num_sms)
-
-
-def with_split_k(cfgs, M, N, K, num_sms) -> list:
-    """cfgs, each followed by its split-K variants where they apply: split_for's count and twice
-    that (a decode product is bound by bytes in flight, which more slices raise)."""
-    out = []
-    for c in cfgs:
-        out.append(c)
-        k = c.kwargs
-        k_steps = cdiv(K, k["BLOCK_K"])
-        split = split_of(c, M, N, K, num_sms)
-        if split > 1:
-            for s in (split, 2 * split):
-                if s <= MAX_SPLIT_K and k_steps // s >= MIN_SPLIT_STEPS:
-                    out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=s)))
-    return out
-
-
-# Split-K on the TMA kernel (kernels/gemm_tma.py): where a config's tiles leave most SMs idle in their last wave
-# and K is long, each tile runs as SPLIT_K slices of K, slice-major. The fp32 workspace costs its bytes twice, so it
-# pays only where the K steps it saves outweigh that traffic (cost_model.tma_split_pays; design.md: tma-split-k).
-TMA_SPLIT_MAX_WORKSPACE = 0.1  # without a cost model: the workspace's bytes, at most this fraction of A's and B's
-TMA_SPLIT_MIN_FILL = 0.9  # the fewest slices whose units fill at least this much of their waves
-TMA_SPLIT_MIN_STEPS = 16  # K steps a slice, at least: a unit's fp32 store must be short beside its K loop
-
-
-def _fill(units: int, num_sms: int) -> float:
-    """How full the waves of ``units`` programs are on num_sms SMs."""
-    return units / (num_sms * cdiv(units, num_sms))
-
-
-def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms, pays=None) -> int:
-    """Slices of K for a TMA tile of BLOCK_M x BLOCK_N: the fewest (2 to MAX_SPLIT_K) whose units fill
-    TMA_SPLIT_MIN_FILL of their waves, where the whole tiles fill less, and each slice keeps TMA_SPLIT_MIN_STEPS
-    K steps; else 1. The workspace must pay for itself: pays(split) where the device has a cost model
-    (cost_model.tma_split_pays), else it stays within TMA_SPLIT_MAX_WORKSPACE of the operands."""
-    tiles = cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)
-    if _fill(tiles, num_sms) >= TMA_SPLIT_MIN_FILL:
-        return 1
-    operands = (M + N) * K * elem_bytes
-    for split in range(2, MAX_SPLIT_K + 1):
-        if cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS:
-            return 1
-        if _fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
-            paid = pays(split) if pays is not None else None
-            if paid is None:
-                paid = split * M * N * 4 <= TMA_SPLIT_MAX_WORKSPACE * operands
-            return split if paid else 1
-    return 1
-
-
-def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms, pays=None) -> list:
-    """cfgs, the first config of each tile shape followed by its split-K variant where tma_split_for splits;
-    pays(config, split): whether that split pays for its workspace (tma_split_for)."""
-    out, seen = [], set()
-    for c in cfgs:
-        out.append(c)
-        k = c.kwargs
-        shape = (k["BLOCK_M"], k["BLOCK_N"])
-        if shape in seen:
-            continue
-        seen.add(shape)
-        split = tma_split_for(M, N, K, *shape, k["BLOCK_K"], elem_bytes, num_sms,
-                              None if pays is None else (lambda s, c=c: pays(c, s)))
-        if split > 1:
-            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split)))
-    return out
-
-
-# Wave-tail split (TMA path, 16-bit): the persistent kernel runs cdiv(tiles, SMs) rounds of tiles, so a last wave
-# holding few tiles costs a whole round. With TAIL, the rows whose tiles fill whole waves run on the config's tiles
-# and the rest in a second launch of small tiles over every SM: a tuner variant only where the last wave holds at
-# most TAIL_MAX_FILL of the SMs (design.md: wave-tail-split).
-TAIL_MAX_FILL = 0.5
-
-
-def tail_rows(M, N, BLOCK_M, BLOCK_N, num_sms) -> int:
-    """Rows [0, tail_rows) whose tiles fill whole waves of num_sms programs; 0 where the last wave is
-    more than TAIL_MAX_FILL full, or there is no whole wave."""
-    per_row = cdiv(N, BLOCK_N)
-    waves, left = divmod(cdiv(M, BLOCK_M) * per_row, num_sms)
-    if not waves or not left or left > TAIL_MAX_FILL * num_sms:
-        return 0
-    rows = waves * num_sms // per_row * BLOCK_M
-    return rows if 0 < rows < M else 0
-
-
-def tail_config(rows, N, num_sms) -> triton.Config:
-    """The tile of a wave-tail launch over ``rows`` rows: 64x128 where those tiles fill half the SMs,
-    else 64x64 (the better of the two in each of the three measured tails; design.md: wave-tail-split)."""
-    wide = cdiv(rows, 64) * cdiv(N, 128) >= num_sms // 2
-    return make_config(64, 128, 64, 4, 4) if wide else make_config(64, 64, 128, 4, 4)
-
-
-def with_tail(cfgs, M, N, num_sms) -> list:
-    """cfgs, the first config of each tile shape of 128 rows or more followed by its TAIL variant
-    where tail_rows splits the product."""
-    out, seen = [], set()
-    for c in cfgs:
-        out.append(c)
-        k = c.kwargs
-        shape = (k["BLOCK_M"], k["BLOCK_N"])
-        if shape not in seen and k["BLOCK_M"] >= 128 and tail_rows(M, N, *shape, num_sms):
-            seen.add(shape)
-            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, TAIL=1)))
-    return out
 
 
 def as_list(cfg: triton.Config) -> list:

@@ -15,7 +15,7 @@ it the rates alone, fitted where the multiply-adds set it, predicted 64 x 128 ti
 32x(3968x3968x128), which ran them in 493 against 392 on 128 x 256 (design.md: store-term). Wave
 quantization is most of what the rates alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of
 128x128 ones (measured 18.9 against 23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
-(config_space.tail_config): TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where
+(splits.tail_config): TAIL_COST times the two launches' tiles. Split-K configs are not ranked: where
 64 x 64 tiles fill the SMs whole K slices do too, and the one split the model picked on a fresh draw lost
 (848^3: 128x128 in two slices 10.5 us, 64x128 whole 6.2; design.md: default-config-model).
 
@@ -24,7 +24,7 @@ multiply-add, beta x the tile cost + gamma). The model ranks only products it wa
 at least 128 rows, enough 64 x 64 tiles to fill the SMs (where bandwidth, not waves, sets the time, the
 rule-based default in default_config.py stays), rows the pointer kernel reads 16 bytes at a time.
 """
-from . import config_space
+from . import config_space, splits
 from .config_space import cdiv
 
 # Products of 2 to STREAM_MAX_ROWS rows on the TMA kernel stream their weight once: one row of tiles (16 rows
@@ -121,10 +121,10 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
 
     if split > 1:  # not modeled (module docstring)
         return None
-    rows = config_space.tail_rows(M, N, bm, bn, num_sms) if tail else 0
+    rows = splits.tail_rows(M, N, bm, bn, num_sms) if tail else 0
     if not rows:
         return launch_us(M, K)
-    rest = time_us(config_space.tail_config(M - rows, N, num_sms), arch, path, M - rows, N, K, Z, num_sms,
+    rest = time_us(splits.tail_config(M - rows, N, num_sms), arch, path, M - rows, N, K, Z, num_sms,
                    hbm_bytes_per_s, out_bytes)
     return None if rest is None else (launch_us(rows, K) + rest) * TAIL_COST[arch]
 
@@ -141,7 +141,7 @@ def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: 
     """Whether the TMA kernel's cfg in ``split`` slices of K saves more than SPLIT_TRAFFIC_MARGIN times its
     workspace's traffic: the busiest SM's K steps, whole tiles against slices, at the config's measured rate,
     against 2 x split x M x N fp32 bytes at the HBM bandwidth a stream reaches. None where the model has no rate
-    for the tile or the bandwidth is not known (config_space.tma_split_for then bounds the workspace by bytes)."""
+    for the tile or the bandwidth is not known (splits.tma_split_for then bounds the workspace by bytes)."""
     bm, bn, bk, group, warps, stages, *_ = config_space.as_list(cfg)
     rate = _rate(arch, "tma", (bm, bn, bk, group, warps, stages)) if arch in RATES else None
     if rate is None or not hbm_bytes_per_s:
@@ -170,11 +170,11 @@ def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_pe
 
 def stream_candidates(M: int, K: int) -> list:
     """STREAM_TILES at the height that covers M in one row of tiles (16 rows, else 64), each whole and in every
-    split over K that keeps config_space.TMA_SPLIT_MIN_STEPS K steps a slice."""
+    split over K that keeps splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
     bm = 16 if M <= 16 else 64
     return [config_space.make_config(bm, bn, bk, stages, 4, SPLIT_K=split) for bn, bk, stages in STREAM_TILES[bm]
-            for split in range(1, config_space.MAX_SPLIT_K + 1)
-            if split == 1 or cdiv(K, bk) // split >= config_space.TMA_SPLIT_MIN_STEPS]
+            for split in range(1, splits.MAX_SPLIT_K + 1)
+            if split == 1 or cdiv(K, bk) // split >= splits.TMA_SPLIT_MIN_STEPS]
 
 
 def stream_class(M: int, N: int, num_sms: int) -> bool:

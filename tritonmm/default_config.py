@@ -3,7 +3,7 @@ runs with until the tuner has timed its shape (tuning.py), so a new shape's firs
 (design.md: no-tuning-stall)."""
 import triton
 
-from . import config_space, cost_model, layout
+from . import config_space, cost_model, layout, splits
 from .layout import hint
 
 
@@ -103,6 +103,6 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
         return (min(tiles(c), wanted), c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_warps)
 
     best = max(kept, key=score)
-    split = config_space.split_of(best, M, N, K, num_sms) if can_split and tiles(best) < wanted else 1
+    split = splits.split_of(best, M, N, K, num_sms) if can_split and tiles(best) < wanted else 1
     return best if split == 1 else config_space.make_config(num_warps=best.num_warps, num_stages=best.num_stages,
                                                             **dict(best.kwargs, SPLIT_K=split))

@@ -6,7 +6,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, rules, staging, thresholds, validation
+from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, rules, splits, staging, thresholds, validation
 from .config_space import cdiv
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import gemm_tma_kernel
@@ -212,11 +212,11 @@ class Product:
         return (min(self.Z * tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
 
     def tail_rows(self, cfg: triton.Config) -> int:
-        """Where cfg asks for a wave-tail split (config_space.tail_rows) and this product can take
+        """Where cfg asks for a wave-tail split (splits.tail_rows) and this product can take
         one (the TMA path, operands not split into TF32 parts): the rows the first launch covers; else 0."""
         if not config_space.tail(cfg) or self.path != "tma" or self.presplit or self.batched:
             return 0
-        return config_space.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
+        return splits.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
 
     def row_ranges(self, cfg: triton.Config):
         """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
@@ -245,7 +245,7 @@ class Product:
         ranges = self.row_ranges(cfg)
         if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
             (r0, r1), (r2, r3) = ranges
-            return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, config_space.tail_config(r3 - r2, self.N, self.facts.num_sms))]
+            return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, splits.tail_config(r3 - r2, self.N, self.facts.num_sms))]
         split = self.split(cfg)
         tile = config_space.kernel_params(cfg)
         if split == 1:
@@ -328,15 +328,15 @@ class Product:
         kept += self.prune(config_space.narrow(family, hint(self.M), hint(self.N), self.facts.num_sms))[0]
         if self.path == "tma":
             if family == "16bit" and not self.batched:  # split TF32 operands are float32: never this family
-                kept = config_space.with_tail(kept, self.M, self.N, self.facts.num_sms)
+                kept = splits.with_tail(kept, self.M, self.N, self.facts.num_sms)
             if self.can_split:
                 f, M, N, K = self.facts, self.M, self.N, self.K
-                kept = config_space.with_tma_split(kept, M, N, K, self.operand_bytes, f.num_sms, lambda c, s: (
+                kept = splits.with_tma_split(kept, M, N, K, self.operand_bytes, f.num_sms, lambda c, s: (
                     cost_model.tma_split_pays(c, s, f.arch, M, N, K, f.num_sms, f.hbm_bytes_per_s)))
             # After the split variants: short tiles stream the weight whole (split, they lost; design.md: short-tiles).
             return kept + self.prune(config_space.short(family, hint(self.M)))[0]
         if self.can_split:
-            kept = config_space.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
+            kept = splits.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
         if hint(self.M) == 1 and self.b_k_contiguous:
             kept += self.prune(config_space.gemv_space())[0]
         return kept

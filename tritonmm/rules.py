@@ -26,7 +26,7 @@ in docs/design.md.
 """
 import torch
 
-from . import config_space, cost_model, device, layout, thresholds
+from . import config_space, cost_model, device, layout, splits, thresholds
 from .config_space import cdiv
 
 # The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
@@ -137,7 +137,7 @@ def runs_opaque(a, b) -> bool:
     M, K, N = hint(a.shape[0]), hint(a.shape[1]), hint(b.shape[1])
     facts = device.facts(a.device)
     if few_tiles(facts, M, N):
-        return config_space.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
+        return splits.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
 
 
@@ -206,12 +206,15 @@ def gluon(facts, a, b, c, bias, activation: str, scales):
 def _wide_fills(num_sms: int, M, N, th) -> bool:
     """Whether the wide schedule's 192x128 tiles of an M x N product take at most gluon_wide_waves waves over the
     SMs, the last at least gluon_wide_fill full: there its smaller tiles leave fewer SMs idle than 128x256 ones
-    (1536^2 in 96 tiles against 72), which pays for their lower rate (design.md: gluon-wide)."""
+    (1536^2 in 96 tiles against 72), which pays for their lower rate (design.md: gluon-wide). And M fills at least
+    gluon_wide_row_fill of their rows: 128 rows leave a third of each tile's multiply-adds idle, which the waves
+    do not pay for (design.md: gluon-wide-rows)."""
     from .kernels import gluon_gemm
     wide = gluon_gemm.SCHEDULES[GLUON_WIDE_SCHEDULE]
     tiles = cdiv(M, wide.tile_m) * cdiv(N, wide.tile_n)
     waves = cdiv(tiles, num_sms)
-    return waves <= th.gluon_wide_waves and tiles - (waves - 1) * num_sms >= th.gluon_wide_fill * num_sms
+    return waves <= th.gluon_wide_waves and tiles - (waves - 1) * num_sms >= th.gluon_wide_fill * num_sms and \
+        M >= th.gluon_wide_row_fill * cdiv(M, wide.tile_m) * wide.tile_m
 
 
 def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool):

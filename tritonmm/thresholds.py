@@ -59,10 +59,12 @@ class Thresholds(NamedTuple):
     # runs on Hopper (design.md: gluon-gemm); infinite: never.
     gluon_min_macs: float = 2 ** 37
     # Below that, from this many, its wide schedule (192x128 tiles) runs products whose tiles it lays in at most
-    # gluon_wide_waves waves over the SMs, the last at least gluon_wide_fill full (design.md: gluon-wide).
+    # gluon_wide_waves waves over the SMs, the last at least gluon_wide_fill full, and whose rows fill its tiles' at
+    # least gluon_wide_row_fill (design.md: gluon-wide, gluon-wide-rows).
     gluon_wide_min_macs: float = 2 ** 31
     gluon_wide_fill: float = 0.7
     gluon_wide_waves: int = 1
+    gluon_wide_row_fill: float = 0.8
     # Those whose B rows are 16 but not 32 bytes apart run on its clusters, read as they are (design.md:
     # gluon-misaligned).
     gluon_cluster: bool = True

@@ -7,7 +7,8 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from . import device
-from .config_space import LAUNCH_PARAMS, MAX_SPLIT_K, TILE_PARAMS, make_config
+from .config_space import LAUNCH_PARAMS, TILE_PARAMS, make_config
+from .splits import MAX_SPLIT_K
 from .kernels import overlaps
 from .kernels.gemm import gemm_kernel
 from .kernels.tiles import ACTIVATIONS

@@ -33,7 +33,7 @@ of c, the contiguous (SPLIT_K, M, N) workspace that kernels/split_k.py then adds
 epilogue (deterministic: no atomics). Units run slice-major: those that run at once are neighbouring tiles
 at the same K, sharing their A and B tiles in L2 as whole tiles do. (Stream-K, whose programs work at
 unrelated K positions, lost: design.md, dead ends.)
-For products whose tiles leave most SMs idle while K is long (config_space.tma_split_for).
+For products whose tiles leave most SMs idle while K is long (splits.tma_split_for).
 
 PRESPLIT (float32 in tf32x3): A and B arrive split into TF32 high parts and remainders
 (kernels/copy.py), stacked in one K-major buffer each: rows [0, M) of A's hold the high parts,
