@@ -24,9 +24,9 @@ LAUNCH_PARAMS = ("num_warps", "num_stages")
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]) per family. 128x256 tiles win large shapes in
 # every family on the TMA path; 6-stage 64-128 tiles and 64x128x128 serve mid-size products; 64x64x128 with 6
 # stages streams weights on the TMA kernel (DEEP; before its 4-stage twin, which the pointer kernel, short K and
-# devices of less shared memory keep, so that ties go to it); 256x128 serves tall products whose N leaves a wider tile mostly empty (TUNED_TMA_ONLY).
-# About ten configs keep a cold tune near 12 s. design.md: tile-space-16bit, tile-spaces, tile-space-tf32x3-split,
-# deep-64x64.
+# devices of less shared memory keep, so that ties go to it); 256x128 serves tall products whose N leaves a wider
+# tile mostly empty (TUNED_TMA_ONLY). About ten configs keep a cold tune near 12 s. design.md: tile-space-16bit,
+# tile-spaces, tile-space-tf32x3-split, deep-64x64.
 _SPACES = {
     "16bit": [
         (128, 256, 64, 4, 8), (128, 256, 64, 4, 8, 16), (128, 256, 64, 3, 8), (128, 128, 64, 5, 4),
@@ -196,8 +196,8 @@ def tuning_shape(M: int, N: int, K: int) -> tuple:
 
 def prune(cfgs, M, N, K, elem_bytes, smem_limit, tma, matrix_bias=False, out_bytes=None):
     """Drop configs that cannot fit in shared memory, DEEP ones off the TMA kernel or deeper than K's steps, and
-    those whose blocks are far larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a smaller block of the space
-    would do. Returns (kept, reasons for each dropped)."""
+    those whose blocks are far larger than the problem (a 256-row tile for 16 rows is 94% masked work) when a
+    smaller block of the space would do. Returns (kept, reasons for each dropped)."""
     def fit(c):
         return smem_bytes(c, elem_bytes, tma, matrix_bias, out_bytes) <= smem_limit
     fits = [c for c in cfgs if fit(c)]
@@ -242,6 +242,7 @@ def too_deep(c: triton.Config, K: int, tma: bool) -> bool:
     """Whether c is DEEP and runs on the pointer kernel, or each of its slices of K holds fewer K steps than it
     has stages."""
     return _key(c) in DEEP and (not tma or cdiv(cdiv(K, split_k(c)), c.kwargs["BLOCK_K"]) < c.num_stages)
+
 
 # Configs only the tuner gives, and only on the TMA kernel where N's last 256-wide column of tiles is at most half
 # full (tall_tile_serves): 256x128 led only on such tall products (design.md: tall-tile).
