@@ -123,13 +123,14 @@ class Product:
             return False
         if self.batched:
             return not self.traced and rules.batched_tma(self.facts, *self.given, captured=True)
-        if self._tma_candidate():  # never for a traced product, whose operands have no addresses
-            staged_bytes = self._staged_bytes()
-            if rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, captured=True,
-                              read_bytes=self._read_bytes()) or \
-                    rules.stream_tma(self.facts, self.dtype, self.M, self.N, staged_bytes, True):
-                return True
+        if self._tma_candidate() and self._tma_rules(self._staged_bytes(), True, self._read_bytes()):
+            return True  # (_tma_candidate: never for a traced product, whose operands have no addresses)
         return not any(self.stagers) and any(self._pointer_stagers(captured=True))
+
+    def _tma_rules(self, staged_bytes: int, captured: bool, read_bytes: int) -> bool:
+        """Whether the size rule (rules.tma_path) or, in graphs, the stream model's (rules.stream_tma) gives TMA."""
+        return rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, captured, read_bytes) or \
+            rules.stream_tma(self.facts, self.dtype, self.M, self.N, staged_bytes, captured)
 
     def _tma_candidate(self) -> bool:
         """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it
@@ -150,8 +151,7 @@ class Product:
             return
         sources = [layout.tma_source(t) for t in (a, b)]
         staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
-        if not (rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, self.captured, read_bytes) or
-                rules.stream_tma(self.facts, self.dtype, self.M, self.N, staged_bytes, self.captured)):
+        if not self._tma_rules(staged_bytes, self.captured, read_bytes):
             return
         self.graph_only = self.captured and not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False,
                                                          read_bytes)
