@@ -43,9 +43,9 @@ WAYS = ("cublas", "shipped")  # the times that are not a pinned config's
 MAX_ROWS = 1024  # --rows' bound: the products stay weight-streaming, not many waves of tiles
 
 
-def configs(product: Product, M: int, K: int) -> dict:
+def configs(product: Product, M: int, K: int, default) -> dict:
     """{text: config} the run times: the stream model's candidates at both heights (past its rows, the 64-row ones
-    and TALL's, in at most TALL_MAX_SPLIT slices), the tuner's, the default."""
+    and TALL's, in at most TALL_MAX_SPLIT slices), the tuner's, and ``default`` (the product's heuristic)."""
     if M <= cost_model.STREAM_MAX_ROWS:
         stream = cost_model.stream_candidates(1, K) + cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
     else:
@@ -54,7 +54,7 @@ def configs(product: Product, M: int, K: int) -> dict:
                 if split == 1 or config_space.cdiv(K, bk) // split >= splits.TMA_SPLIT_MIN_STEPS]
         stream = [c for c in cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
                   if config_space.split_k(c) <= TALL_MAX_SPLIT] + tall
-    every = product.prune(stream)[0] + product.candidates() + [product.heuristic()]
+    every = product.prune(stream)[0] + product.candidates() + [default]
     return {config_text(c): c for c in every}
 
 
@@ -78,7 +78,8 @@ def measure(M: int, N: int, K: int, dtype=torch.bfloat16) -> dict:
     if not rel_err(out, ref) < BOUND:
         raise AssertionError(f"{M}x{N}x{K} as shipped ({shipped}): relative error {rel_err(out, ref):.1e}")
     times["shipped"] = time_us(lambda x, w: tritonmm.mm(x, w, out=out))
-    for text, cfg in configs(product, M, K).items():
+    default = product.heuristic()
+    for text, cfg in configs(product, M, K, default).items():
         pinned = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
         out.fill_(float("nan"))
         tritonmm.mm(a, b, out=out, config=pinned)
@@ -86,9 +87,8 @@ def measure(M: int, N: int, K: int, dtype=torch.bfloat16) -> dict:
         if not err < BOUND:
             raise AssertionError(f"{M}x{N}x{K} under {text}: relative error {err:.1e}")
         times[text] = time_us(lambda x, w, pinned=pinned: tritonmm.mm(x, w, out=out, config=pinned))
-    default = config_text(product.heuristic())
-    return dict(M=M, N=N, K=K, path=product.path, cublas=times["cublas"], default=default,
-                default_us=times[default], shipped=shipped, times=times)
+    return dict(M=M, N=N, K=K, path=product.path, cublas=times["cublas"], default=config_text(default),
+                default_us=times[config_text(default)], shipped=shipped, times=times)
 
 
 def main(argv=None) -> int:
