@@ -279,7 +279,8 @@ def test_default_pipeline_depth_of_64x64x128_is_the_one_its_measurement_ran_fast
     from bench.common import config_text
     folder = Path(__file__).parent.parent / "bench" / "results" / "stream"
     seen = {4: 0, 6: 0}
-    for name in ("stream_rows96-384_h200.json", "stream_rows80-224_fresh_h200.json", "stream_short_k_h200.json"):
+    for name in ("stream_rows96-384_h200.json", "stream_rows80-224_fresh_h200.json", "stream_short_k_h200.json",
+                 "stream_rows128-224_fresh_t36_h200.json"):
         data = json.loads((folder / name).read_text())
         facts = H200._replace(num_sms=data["num_sms"], hbm_bytes_per_s=data["hbm_bytes_per_s"])
         monkeypatch.setattr(device, "facts", lambda d: facts)

@@ -45,6 +45,9 @@ STREAM_TILES = {
 # decode products (design.md: stream-model).
 STREAM_LATENCY_US = {"sm90": 2.5}
 SPLIT_FIXED_US = {"sm90": 3.0}
+# One-wave slices (one_wave_split) price their fp32 workspace at this many times its bytes' HBM time: set on the
+# stored stream runs' every-tile times at 128-384 rows, where 1x priced slices that lost (design.md: one-wave-split).
+SPLIT_WORKSPACE_COST = 2.0
 
 # Per arch, the TMA kernel's (microseconds per million multiply-adds on one SM, microseconds per tile) by
 # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), as `python -m bench.regret --fit
@@ -135,6 +138,42 @@ def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_s
     timed = [(t, i) for i, c in enumerate(candidates)
              if (t := time_us(c, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)) is not None]
     return candidates[min(timed)[1]] if timed else None
+
+
+def one_wave_split_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float) -> float | None:
+    """The predicted time of a TMA split-K config whose units (tiles x slices) run in one wave of the SMs, in
+    microseconds: a unit's slice of K at the config's measured rate plus its tile cost, SPLIT_FIXED_US, and the fp32
+    workspace (written by the slices, read by the sum) at SPLIT_WORKSPACE_COST times its HBM time. None where the
+    units take more than one wave or the tile's rate was not measured (design.md: one-wave-split)."""
+    bm, bn, bk, group, warps, stages, split, _ = config_space.as_list(cfg)
+    rate = _rate(arch, "tma", (bm, bn, bk, group, warps, stages))
+    if rate is None or cdiv(M, bm) * cdiv(N, bn) * split > num_sms:
+        return None
+    unit_us = bm * bn * cdiv(cdiv(K, split), bk) * bk * 1e-6 * rate[0] + rate[1]
+    return unit_us + SPLIT_FIXED_US[arch] + SPLIT_WORKSPACE_COST * _hbm_us(arch, 2 * split * M * N * 4, hbm_bytes_per_s)
+
+
+def one_wave_split(whole, variants, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
+                   floor_us: float = 0.0, out_bytes: int = 2):
+    """Among variants (splits.one_wave_splits), the one of least one_wave_split_us where it is below the whole
+    config's time_us; else whole. A variant counts only where its units are at least as many as the whole config's
+    tiles (up to a wave): the rates were fitted on products that fill the SMs, and slices that leave more SMs idle
+    than the whole tiles lost (design.md: one-wave-split). floor_us: a split call's least time, the host time of its
+    two launches where it runs eagerly (design.md: host-floor)."""
+    wb, wn = whole.kwargs["BLOCK_M"], whole.kwargs["BLOCK_N"]
+    whole_us = time_us(whole, arch, "tma", M, N, K, 1, num_sms, hbm_bytes_per_s, out_bytes)
+    if whole_us is None or not hbm_bytes_per_s:
+        return whole
+    least = min(cdiv(M, wb) * cdiv(N, wn), num_sms)
+    best, best_us = whole, whole_us
+    for c in variants:
+        k = c.kwargs
+        if cdiv(M, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"]) * k["SPLIT_K"] < least:
+            continue
+        us = one_wave_split_us(c, arch, M, N, K, num_sms, hbm_bytes_per_s)
+        if us is not None and max(us, floor_us) < best_us:
+            best, best_us = c, max(us, floor_us)
+    return best
 
 
 def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s) -> bool | None:

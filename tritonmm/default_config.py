@@ -35,6 +35,11 @@ def for_product(plan) -> triton.Config:
         ranked = [c for c in plan.candidates() if not config_space.tuned_tma_only(c)]
         modeled = cost_model.pick(ranked, facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
                                   plan.out.element_size())
+        if modeled is not None and plan.th.one_wave_split and plan.path == "tma" and plan.can_split:
+            modeled = cost_model.one_wave_split(  # design.md: one-wave-split
+                modeled, splits.one_wave_splits(ranked, M, N, K, facts.num_sms), facts.arch, M, N, K, facts.num_sms,
+                facts.hbm_bytes_per_s, plan.th.host_us_per_call + 2 * plan.th.host_us_per_launch,
+                plan.out.element_size())
         if modeled is not None:
             return modeled
     return heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,

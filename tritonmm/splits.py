@@ -98,6 +98,30 @@ def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms, pays=None) -> list:
     return out
 
 
+# One-wave slices (TMA path, the default config's cost model): a tile of at least ONE_WAVE_MIN_TILE rows and columns
+# in 2 to ONE_WAVE_MAX_SPLIT slices of K, where its units fit in one wave of the SMs. Against smaller tiles whole, the
+# same count of programs each does as many multiply-adds but reads fewer bytes for them; 64-row and 128x64 tiles in
+# slices, and more slices, lost where they were measured (design.md: one-wave-split).
+ONE_WAVE_MIN_TILE = 128
+ONE_WAVE_MAX_SPLIT = 3
+
+
+def one_wave_splits(cfgs, M, N, K, num_sms) -> list:
+    """The split-K variants one_wave_split ranks: each whole config of cfgs of at least ONE_WAVE_MIN_TILE x
+    ONE_WAVE_MIN_TILE in 2 to ONE_WAVE_MAX_SPLIT slices whose units (tiles x slices) fit in one wave of num_sms,
+    each slice keeping TMA_SPLIT_MIN_STEPS K steps."""
+    out = []
+    for c in cfgs:
+        k = c.kwargs
+        if k.get("SPLIT_K", 1) != 1 or k.get("TAIL", 0) or min(k["BLOCK_M"], k["BLOCK_N"]) < ONE_WAVE_MIN_TILE:
+            continue
+        tiles = cdiv(M, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"])
+        out += [make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split))
+                for split in range(2, ONE_WAVE_MAX_SPLIT + 1)
+                if tiles * split <= num_sms and cdiv(K, k["BLOCK_K"]) // split >= TMA_SPLIT_MIN_STEPS]
+    return out
+
+
 # Wave-tail split (TMA path, 16-bit): the persistent kernel runs cdiv(tiles, SMs) rounds of tiles, so a last wave
 # holding few tiles costs a whole round. With TAIL, the rows whose tiles fill whole waves run on the config's tiles
 # and the rest in a second launch of small tiles over every SM: a tuner variant only where the last wave holds at

@@ -78,6 +78,9 @@ class Thresholds(NamedTuple):
     # the TMA kernel, and in CUDA graphs run there below its bar of size (rules.stream_tma; design.md: stream-model);
     # false: the few-row rule's default, and the pointer kernel where tma_path says.
     stream_model: bool = True
+    # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
+    # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
+    one_wave_split: bool = True
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32
