@@ -159,8 +159,8 @@ def one_wave_split(whole, variants, arch: str, M: int, N: int, K: int, num_sms: 
     """Among variants (splits.one_wave_splits), the one of least one_wave_split_us where it is below the whole
     config's time_us; else whole. A variant counts only where its units are at least as many as the whole config's
     tiles (up to a wave): the rates were fitted on products that fill the SMs, and slices that leave more SMs idle
-    than the whole tiles lost (design.md: one-wave-split). floor_us: a split call's least time, the host time of its
-    two launches where it runs eagerly (design.md: host-floor)."""
+    than the whole tiles lost (design.md: one-wave-split). floor_us: a split call's least time, the host time of an
+    eager call's two launches (design.md: host-floor), asked of captured plans too: one default for both."""
     wb, wn = whole.kwargs["BLOCK_M"], whole.kwargs["BLOCK_N"]
     whole_us = time_us(whole, arch, "tma", M, N, K, 1, num_sms, hbm_bytes_per_s, out_bytes)
     if whole_us is None or not hbm_bytes_per_s:
