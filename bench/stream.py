@@ -50,8 +50,7 @@ def configs(product: Product, M: int, K: int, default) -> dict:
         stream = cost_model.stream_candidates(1, K) + cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
     else:
         tall = [config_space.make_config(128, bn, bk, stages, warps, SPLIT_K=split) for bn, bk, stages, warps in TALL
-                for split in range(1, TALL_MAX_SPLIT + 1)
-                if split == 1 or config_space.cdiv(K, bk) // split >= splits.TMA_SPLIT_MIN_STEPS]
+                for split in splits.tma_slices(K, bk, TALL_MAX_SPLIT)]
         stream = [c for c in cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
                   if config_space.split_k(c) <= TALL_MAX_SPLIT] + tall
     every = product.prune(stream)[0] + product.candidates() + [default]

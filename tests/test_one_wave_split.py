@@ -7,12 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_cost_model import H200, _plan as _cost_model_plan
 
 from tritonmm import config_space, cost_model, device, splits, thresholds
-from tritonmm.precision import resolve_precision
-from tritonmm.product import Product
 
-H200 = device.DeviceFacts("NVIDIA H200", 132, 232448, True, True, 60 * 2 ** 20, (9, 0), 4.917e12)
 STREAM = Path(__file__).parent.parent / "bench" / "results" / "stream"
 # bench.stream's every-tile runs of products of 96-384 rows (H200; Triton 3.8, and 3.6 for the last).
 RUNS = ("stream_rows96-384_h200.json", "stream_rows80-224_fresh_h200.json", "stream_rows128-224_fresh_t36_h200.json")
@@ -20,9 +18,7 @@ RUNS = ("stream_rows96-384_h200.json", "stream_rows80-224_fresh_h200.json", "str
 
 def _plan(M, N, K, on="cpu"):
     """A captured plan of x @ W.T in bf16 (planned, not run, unless ``on`` is a GPU)."""
-    a, w = torch.randn(M, K, device=on).bfloat16(), torch.randn(N, K, device=on).bfloat16()
-    out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=on)
-    return Product(a, w.T, out, resolve_precision(torch.bfloat16, None), captured=True)
+    return _cost_model_plan(M, N, K, captured=True, on=on)
 
 
 def test_variants_are_large_tiles_in_few_slices_within_one_wave():

@@ -213,8 +213,7 @@ def stream_candidates(M: int, K: int) -> list:
     split over K that keeps splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
     bm = 16 if M <= 16 else 64
     return [config_space.make_config(bm, bn, bk, stages, 4, SPLIT_K=split) for bn, bk, stages in STREAM_TILES[bm]
-            for split in range(1, splits.MAX_SPLIT_K + 1)
-            if split == 1 or cdiv(K, bk) // split >= splits.TMA_SPLIT_MIN_STEPS]
+            for split in splits.tma_slices(K, bk, splits.MAX_SPLIT_K)]
 
 
 def stream_class(M: int, N: int, num_sms: int) -> bool:

@@ -38,7 +38,7 @@ def for_product(plan) -> triton.Config:
         if modeled is not None and plan.th.one_wave_split and plan.path == "tma" and plan.can_split:
             modeled = cost_model.one_wave_split(  # design.md: one-wave-split
                 modeled, splits.one_wave_splits(ranked, M, N, K, facts.num_sms), facts.arch, M, N, K, facts.num_sms,
-                facts.hbm_bytes_per_s, plan.th.host_us_per_call + 2 * plan.th.host_us_per_launch,
+                facts.hbm_bytes_per_s, plan.th.host_us(2),
                 plan.out.element_size())
         if modeled is not None:
             return modeled

@@ -55,6 +55,12 @@ TMA_SPLIT_MIN_FILL = 0.9  # the fewest slices whose units fill at least this muc
 TMA_SPLIT_MIN_STEPS = 16  # K steps a slice, at least: a unit's fp32 store must be short beside its K loop
 
 
+def tma_slices(K: int, BLOCK_K: int, most: int) -> list:
+    """The slice counts 1 to ``most`` of a TMA tile whose every slice keeps TMA_SPLIT_MIN_STEPS K steps (1: whole,
+    always)."""
+    return [split for split in range(1, most + 1) if split == 1 or cdiv(K, BLOCK_K) // split >= TMA_SPLIT_MIN_STEPS]
+
+
 def _fill(units: int, num_sms: int) -> float:
     """How full the waves of ``units`` programs are on num_sms SMs."""
     return units / (num_sms * cdiv(units, num_sms))
@@ -117,8 +123,7 @@ def one_wave_splits(cfgs, M, N, K, num_sms) -> list:
             continue
         tiles = cdiv(M, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"])
         out += [make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split))
-                for split in range(2, ONE_WAVE_MAX_SPLIT + 1)
-                if tiles * split <= num_sms and cdiv(K, k["BLOCK_K"]) // split >= TMA_SPLIT_MIN_STEPS]
+                for split in tma_slices(K, k["BLOCK_K"], ONE_WAVE_MAX_SPLIT)[1:] if tiles * split <= num_sms]
     return out
 
 

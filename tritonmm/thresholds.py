@@ -89,6 +89,10 @@ class Thresholds(NamedTuple):
     host_us_per_call: float = 10.0
     host_us_per_launch: float = 8.0
 
+    def host_us(self, launches: int) -> float:
+        """An eager call's host time with this many kernel launches (design.md: host-floor)."""
+        return self.host_us_per_call + self.host_us_per_launch * launches
+
 
 # Measured on the H100 (sm_90). Other architectures take the same numbers until measured there: on
 # them (no TMA) the TMA, staging and PDL rows are never read.

@@ -39,7 +39,7 @@ def rank(product, timings: dict, graph: bool) -> triton.Config:
 
     def cost(cfg):
         ms = timings[cfg]
-        host_ms = (th.host_us_per_call + th.host_us_per_launch * product.launches(cfg)) * 1e-3 if eager_host else 0.0
+        host_ms = th.host_us(product.launches(cfg)) * 1e-3 if eager_host else 0.0
         return max(ms, host_ms), ms
     return min(timings, key=cost)
 
