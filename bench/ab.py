@@ -17,11 +17,14 @@ Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tri
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
 alive with its graph), timed in interleaved rounds, each starting one way further along (read-flushed device time,
 medians), checked against float64 after an eager call and after the graphs' replays.
+--eager times eager calls instead (back-to-back over the rotated operands, wall time a call, host time included, as
+bench.sweep's eager column), and a product changes where an eager call's plan differs.
 Configs are the default's unless TRITONMM_AUTOTUNE is set. Printed: a line a product, then per group (drawn,
 its aligned ones, the changed ones) the geomean and minimum x torch.mm either way; JSON under --out.
 """
 import argparse
 import functools
+import itertools
 import json
 import math
 import os
@@ -32,7 +35,7 @@ import sys
 import torch
 
 import tritonmm
-from tritonmm import planner, thresholds
+from tritonmm import planner, thresholds, timing
 
 from . import sweep
 from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors
@@ -102,20 +105,20 @@ def _multiple_of_8(x: int, lo: int, hi: int) -> int:
 
 
 def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000,
-                 dtypes=KINDS["16bit"], rows=None) -> list:
-    """n products whose plan (kernel path and config, captured) differs under changes; sizes as the module says,
-    or with ``rows`` (LO, HI) decode-like ones as draw_rows draws them. Planned with the default configs
-    (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
+                 dtypes=KINDS["16bit"], rows=None, captured: bool = True) -> list:
+    """n products whose plan (kernel path and config, captured or in an eager call) differs under changes; sizes as
+    the module says, or with ``rows`` (LO, HI) decode-like ones as draw_rows draws them. Planned with the default
+    configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
     shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
     try:
-        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows)
+        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured)
     finally:
         if saved is not None:
             os.environ["TRITONMM_AUTOTUNE"] = saved
     return shapes
 
 
-def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows):
+def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured):
     for _ in range(tries):
         if len(shapes) == n:
             break
@@ -127,7 +130,7 @@ def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows):
             K = 8 * round(2 ** rng.uniform(8, 12) / 8)
             shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(dtypes)
         a, b = sweep.operands(shape, TORCH_DTYPES[dtype])
-        if _plan(a, b, {}, dtype) != _plan(a, b, changes, dtype):
+        if _plan(a, b, {}, dtype, captured) != _plan(a, b, changes, dtype, captured):
             shapes.append((shape, dtype))
 
 
@@ -136,13 +139,13 @@ def _changed_size(rng: random.Random, lo: int, hi: int) -> int:
     return max(8, 8 * round(rng.randint(lo, hi + 1000) / 8))
 
 
-def _plan(a, b, changes: dict, dtype: str) -> str:
+def _plan(a, b, changes: dict, dtype: str, captured: bool = True) -> str:
     with thresholds.override(**changes):
-        cfg, path = planner.chosen(a, b, PRECISIONS[dtype], captured=True)
+        cfg, path = planner.chosen(a, b, PRECISIONS[dtype], captured=captured)
     return f"{path} {config_text(cfg)}"
 
 
-def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
+def measure(shape, dtype: str, changes: dict, rounds: int, eager: bool = False) -> dict:
     dt = TORCH_DTYPES[dtype]
     M, N, K = shape.M, shape.N, shape.K
     sets = [sweep.operands(shape, dt) for _ in range(copies((M * K + K * N) * dt.itemsize))]
@@ -156,11 +159,17 @@ def measure(shape, dtype: str, changes: dict, rounds: int) -> dict:
             fn(*sets[0], out=out)
             errs[name] = rel_err(out, ref)
             graphs[name] = sweep._graph(lambda a, b, out=out, fn=fn: fn(a, b, out=out), sets)
-    plans = {name: _plan(*sets[0], over, dtype) for name, (_, over) in ways.items() if name != "torch"}
+    plans = {name: _plan(*sets[0], over, dtype, not eager) for name, (_, over) in ways.items() if name != "torch"}
     times = {name: [] for name in graphs}
     for i in range(rounds):
         for name in round_order(list(graphs), i):
-            times[name].append(device_ms(graphs[name].replay) / len(sets) * 1e3)
+            if eager:
+                fn, over = ways[name]
+                cycle = itertools.cycle(sets)
+                with thresholds.override(**over):
+                    times[name].append(timing.host_us_per_call(lambda: fn(*next(cycle), out=outs[name]), calls=300))
+            else:
+                times[name].append(device_ms(graphs[name].replay) / len(sets) * 1e3)
     us = {name: statistics.median(t) for name, t in times.items()}
     replayed = replay_errors(graphs, outs, sets)  # each graph's output after its last call
     return dict(kind=shape.kind, dtype=dtype, shape=shape.text, layout=shape.layout, us=us, rel_err=errs,
@@ -217,6 +226,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", help="LO-HI: draw decode-like products x @ W.T instead, M log-uniform in LO-HI "
                         "and the weight's sizes in --sizes (draw_rows); also prints each one's share of the read "
                         "bandwidth")
+    parser.add_argument("--eager", action="store_true", help="time eager calls, host time included, and change "
+                        "products whose eager plan differs (default: CUDA-graph replays, captured plans)")
     parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
     args = parser.parse_args(argv)
     try:
@@ -229,7 +240,8 @@ def main(argv=None) -> int:
         print("bench.ab times products on a CUDA GPU; none is available here", file=sys.stderr)
         return 2
     import triton
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; changed: {changes}")
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; changed: {changes}; "
+          f"timed: {'eager calls' if args.eager else 'CUDA-graph replays'}")
     if args.dtype == "tf32x3":  # torch.mm's float32 as IEEE SGEMM, whatever the process asked before
         torch.backends.cuda.matmul.fp32_precision = "ieee"
     rng = random.Random(args.seed)
@@ -239,13 +251,14 @@ def main(argv=None) -> int:
     else:
         shapes = draw(rng, args.draw, lo, hi, dtypes)
     if args.changed:
-        shapes += draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes, rows=rows_range)
+        shapes += draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes, rows=rows_range,
+                               captured=not args.eager)
     if rows_range:
         read = read_bandwidth()
         print(f"read bandwidth {read / 1e9:.0f} GB/s (2 GiB summed)")
     rows = []
     for shape, dtype in shapes:
-        r = measure(shape, dtype, changes, args.rounds)
+        r = measure(shape, dtype, changes, args.rounds, args.eager)
         rows.append(r)
         x = {w: r["us"]["torch"] / r["us"][w] for w in ("shipped", "changed")}
         share = ""
@@ -260,7 +273,8 @@ def main(argv=None) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:
-            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows, rows=rows), f,
+            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows,
+                           timed="eager" if args.eager else "graph", rows=rows), f,
                       indent=1, default=str)
     print("\n".join(summary(rows)))
     return 0 if all(r["ok"] for r in rows) else 1

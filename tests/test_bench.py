@@ -882,13 +882,17 @@ def test_ab_decode_draw_is_seeded_and_in_range():
 
 
 def test_ab_changed_decode_products_are_drawn_as_decode_draws(monkeypatch):
-    """bench.ab --rows --changed: products drawn as draw_rows draws them until that many change plan; here a plan
-    that changes from 150 rows stands in for the planner."""
+    """bench.ab --rows --changed: products drawn as draw_rows draws them until that many change plan (with --eager,
+    an eager call's plan); here a plan that changes from 150 rows in eager calls stands in for the planner."""
     import random
     from bench import ab, sweep
     monkeypatch.setattr(sweep, "operands", lambda shape, dtype: (shape, None))
-    monkeypatch.setattr(ab, "_plan", lambda shape, b, changes, dtype: bool(changes) and shape.M >= 150)
-    shapes = ab.draw_changed(random.Random(3), 6, 4096, 16896, {"gluon_wide_row_fill": 0.0}, rows=(128, 400))
+    monkeypatch.setattr(ab, "_plan", lambda shape, b, changes, dtype, captured: bool(changes) and shape.M >= 150 and
+                        not captured)
+    assert ab.draw_changed(random.Random(3), 6, 4096, 16896, {"gluon_wide_row_fill": 0.0}, rows=(128, 400),
+                           tries=50) == []
+    shapes = ab.draw_changed(random.Random(3), 6, 4096, 16896, {"gluon_wide_row_fill": 0.0}, rows=(128, 400),
+                             captured=False)
     assert len(shapes) == 6
     for shape, dtype in shapes:
         assert 150 <= shape.M <= 400 and all(4096 <= n <= 16896 for n in (shape.N, shape.K))

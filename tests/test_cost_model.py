@@ -342,3 +342,40 @@ def test_stream_default_runs_right_against_float64(M, N, K, split, stand_in_h200
     plan.run(cfg)
     a, b = plan.given
     assert rel_err(plan.out, a, b) < 1e-2, config_space.as_list(cfg)
+
+
+def test_defaults_rank_by_the_eager_host_floor():
+    """floored: a predicted time ranks by the larger of it and an eager call's host time with the config's
+    launches (a wave-tail split's or split-K's two, else one), then by itself; without host_us, by itself."""
+    th = thresholds.Thresholds()
+    assert cost_model.floored(5.0, 2, th.host_us) == (th.host_us(2), 5.0)
+    assert cost_model.floored(50.0, 1, th.host_us) == (50.0, 50.0) and cost_model.floored(5.0, 2) == (5.0, 5.0)
+    tail, split = config_space.make_config(128, 128, 64, 5, 4, TAIL=1), config_space.make_config(64, 64, 128, 4, 4, SPLIT_K=4)
+    assert splits.tail_rows(1472, 1472, 128, 128, 132)
+    assert cost_model.launches(tail, 1472, 1472, 132) == 2 and cost_model.launches(split, 81, 768, 132) == 2
+    assert cost_model.launches(tail, 128, 128, 132) == 1  # no whole wave: one launch
+    assert cost_model.launches(config_space.make_config(128, 256, 64, 4, 8), 1472, 1472, 132) == 1
+
+
+# (M, N, K) x @ W.T on an H200 whose captured default takes two launches (a wave-tail split, pointer split-K) and
+# whose eager default, predicted under two launches' host time either way, takes one.
+HOST_BOUND_TWO_LAUNCHES = [(1472, 1472, 1472), (4510, 464, 2240), (81, 768, 3072), (576, 432, 1328)]
+
+
+@pytest.mark.parametrize("M,N,K", HOST_BOUND_TWO_LAUNCHES)
+def test_eager_defaults_keep_one_launch_where_the_host_hides_the_second(M, N, K, stand_in_h200):
+    """An eager call's default takes one launch where a second would cost more host time than its kernels save;
+    a CUDA graph's keeps the two, floor or not; with default_host_floor off, the eager default is the captured one."""
+    captured, eager = _plan(M, N, K, True), _plan(M, N, K, False)
+    assert captured.launches(captured.heuristic()) == 2
+    assert eager.launches(eager.heuristic()) == 1
+    with thresholds.override(default_host_floor=False):
+        assert _plan(M, N, K, False).heuristic() == _plan(M, N, K, True).heuristic() == captured.heuristic()
+
+
+def test_two_launches_stay_where_they_pay_past_the_host_floor(stand_in_h200):
+    """Where the split is predicted to save more than the second launch's host time, an eager call keeps it:
+    224x3584x18944's one-wave split and 7824x632x1360's wave-tail split."""
+    for M, N, K in ((224, 3584, 18944), (7824, 632, 1360)):
+        plan = _plan(M, N, K, False)
+        assert plan.launches(plan.heuristic()) == 2, (M, N, K)

@@ -6,7 +6,7 @@ import triton
 from conftest import rel_err
 
 import tritonmm
-from tritonmm import fast_launch, planner, product, relaunch, tuning
+from tritonmm import fast_launch, layout, planner, product, relaunch, tuning
 from tritonmm.tune import operands
 
 
@@ -84,6 +84,30 @@ def test_relaunch_of_a_kernel_that_takes_only_the_descriptors(monkeypatch):
     assert compiled(tensors, 0)
     args = kernel.calls[0][9:]
     assert [d.base for d in args[:3]] == list(tensors[:3]) and args[3:] == ("M", "N", "K")
+
+
+def test_launches_over_rows_take_addresses_of_the_row_views(monkeypatch):
+    """A wave-tail split's relaunch hands each launch its rows of A, C, a bias that varies by row and A's scales at
+    the addresses row views of the call's own tensors would have (offsets kept from the first call's, whose
+    storage differs), and B and B's scales as they are."""
+    monkeypatch.setattr(fast_launch, "current_stream", lambda index: 0)
+    M, N, K = 40, 24, 16
+
+    def tensors():  # A K-major, C's rows padded, a bias by row, row and column scales
+        return (torch.randn(K, M).T, torch.randn(K, N), torch.empty(M, N + 3)[:, :N], torch.randn(M, 1),
+                torch.rand(M, 1), torch.rand(1, N))
+    rows = ((0, 32), (32, M))
+    calls = []
+    launches = tuple((lambda given, stream: calls.append(given) or True) for _ in rows)
+    entry = relaunch.Entry(launches, None, (0, 0, 0), ((M, N), (N + 3, 1)), None,
+                           tuple(layout.row_offsets(r0, r1, *tensors()) for r0, r1 in rows))
+    a, b, out, bias, scale_a, scale_b = given = tensors()
+    assert relaunch._launch_entry(entry, a, b, out, bias, (scale_a, scale_b), None) is out
+    assert len(calls) == 2
+    for passed, (r0, r1) in zip(calls, rows):
+        views = layout.row_views(r0, r1, *given)
+        assert [t.data_ptr() for t in passed] == [v.data_ptr() for v in views]
+        assert passed[1] is b and passed[5] is scale_b and passed[0] is not a
 
 
 def _launcher_36(c_launch, descriptors=0, meta=None):

@@ -219,7 +219,7 @@ def _compiled(signature, rest, **kw):
 
 
 def _entry(launches, workspace=None, **kw):
-    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, rows=None, out_layout=((8, 16), (16, 1)))
+    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, offsets=None, out_layout=((8, 16), (16, 1)))
     fields.update(kw)
     return type("Entry", (), fields)()
 
@@ -244,13 +244,13 @@ def test_describe_lays_out_triton_36_arguments():
     assert p2[:4] == [(native.WORKSPACE, 8, 0), (native.OUT, 8, 0), (native.BIAS, 8, 0), (native.VALUE, 4, 2 ** 32 - 1)]
 
 
-@pytest.mark.parametrize("refused", ["staged", "rows", "descriptors", "cluster", "float", "not direct", "arity"])
+@pytest.mark.parametrize("refused", ["staged", "parts", "descriptors", "cluster", "float", "not direct", "arity"])
 def test_describe_refuses_what_it_cannot_repeat(refused):
     sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
            "M": "fp32" if refused == "float" else "i32"}
     kw = {"descriptors": dict(maps=({},)), "cluster": dict(metadata=(4, 2, 0)), "not direct": dict(direct=None)}
     rest = (1, 2) if refused == "arity" else (3,)  # more arguments than the signature has
-    entry = _entry([_compiled(sig, rest, **kw.get(refused, {}))], **{"staged": dict(stage=(1, 2)), "rows": dict(rows=((0, 4),))}
+    entry = _entry([_compiled(sig, rest, **kw.get(refused, {}))], **{"staged": dict(stage=(1, 2)), "parts": dict(offsets=((None, None, 0, None, None, None),))}
                    .get(refused, {}))
     assert native.describe(entry) is None
 

@@ -133,12 +133,40 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
     return None if rest is None else (launch_us(rows, K) + rest) * TAIL_COST[arch]
 
 
+def launches(cfg, M: int, N: int, num_sms: int) -> int:
+    """Kernel launches of a product under cfg as this model times it: split-K's two passes, a wave-tail split's two
+    launches (time_us), or one."""
+    bm, bn, *_, split, tail = config_space.as_list(cfg)
+    return 2 if split > 1 or (tail and splits.tail_rows(M, N, bm, bn, num_sms)) else 1
+
+
+def floored(us: float, launches: int, host_us=None) -> tuple:
+    """How a default ranks a predicted time: by the larger of it and an eager call's host time with that many
+    launches (host_us(launches)), then by it, as tuning.rank ranks timed configs; host_us None: by it alone
+    (design.md: default-host-floor)."""
+    return (us if host_us is None else max(us, host_us(launches)), us)
+
+
 def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int, hbm_bytes_per_s=None,
-         out_bytes: int = 2):
-    """The candidate of least predicted time (time_us), or None where the model predicts none of them."""
-    timed = [(t, i) for i, c in enumerate(candidates)
+         out_bytes: int = 2, host_us=None):
+    """The candidate of least predicted time (time_us), floored by host_us (floored), or None where the model
+    predicts none of them."""
+    timed = [(floored(t, launches(c, M, N, num_sms), host_us), i) for i, c in enumerate(candidates)
              if (t := time_us(c, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)) is not None]
     return candidates[min(timed)[1]] if timed else None
+
+
+def within(cfg, floor_us: float, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int,
+           hbm_bytes_per_s, elem_bytes: int = 2, out_bytes: int = 2) -> bool:
+    """Whether cfg over whole K (its SPLIT_K aside) is predicted to take at most floor_us: its time_us, and its
+    operands read once at the bandwidth a stream reaches. False where the model cannot tell (another arch, a tile
+    without a rate, the bandwidth unknown)."""
+    if arch not in RATES or not hbm_bytes_per_s:
+        return False
+    whole = config_space.make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                                     **dict(cfg.kwargs, SPLIT_K=1))
+    us = time_us(whole, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)
+    return us is not None and max(us, _hbm_us(arch, Z * (M + N) * K * elem_bytes, hbm_bytes_per_s)) <= floor_us
 
 
 def one_wave_split_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float) -> float | None:
@@ -160,7 +188,7 @@ def one_wave_split(whole, variants, arch: str, M: int, N: int, K: int, num_sms: 
     config's time_us; else whole. A variant counts only where its units are at least as many as the whole config's
     tiles (up to a wave): the rates were fitted on products that fill the SMs, and slices that leave more SMs idle
     than the whole tiles lost (design.md: one-wave-split). floor_us: a split call's least time, the host time of an
-    eager call's two launches (design.md: host-floor), asked of captured plans too: one default for both."""
+    eager call's two launches (design.md: host-floor), asked of captured plans too, as it was set and replayed."""
     wb, wn = whole.kwargs["BLOCK_M"], whole.kwargs["BLOCK_N"]
     whole_us = time_us(whole, arch, "tma", M, N, K, 1, num_sms, hbm_bytes_per_s, out_bytes)
     if whole_us is None or not hbm_bytes_per_s:
@@ -230,7 +258,7 @@ def streams(arch: str, family: str, M: int, N: int, Z: int, num_sms: int, path: 
 
 
 def stream_pick(candidates, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
-                elem_bytes: int = 2):
-    """The candidate of least stream_us, or None without candidates."""
-    return min(candidates, key=lambda c: stream_us(c, arch, M, N, K, num_sms, hbm_bytes_per_s, elem_bytes),
-               default=None)
+                elem_bytes: int = 2, host_us=None):
+    """The candidate of least stream_us, floored by host_us (floored), or None without candidates."""
+    return min(candidates, key=lambda c: floored(stream_us(c, arch, M, N, K, num_sms, hbm_bytes_per_s, elem_bytes),
+                                                 launches(c, M, N, num_sms), host_us), default=None)

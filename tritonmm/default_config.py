@@ -13,6 +13,8 @@ def for_product(plan) -> triton.Config:
     tuner's candidates where the model covers the product (cost_model.covers), else the rule-based heuristic
     below."""
     facts = plan.facts
+    # An eager call pays its launches' host time; a CUDA graph's replay does not (design.md: default-host-floor)
+    floor = plan.th.host_us if plan.th.default_host_floor and not plan.captured else None
     one = one_row(hint(plan.M), hint(plan.N), hint(plan.Z), facts.num_sms, plan.b_k_contiguous)
     if one is not None:
         return one
@@ -26,7 +28,7 @@ def for_product(plan) -> triton.Config:
         fits = [c for c in plan.prune(cost_model.stream_candidates(M, K))[0]
                 if plan.can_split or config_space.split_k(c) == 1]
         streamed = cost_model.stream_pick(fits, facts.arch, M, N, K, facts.num_sms, facts.hbm_bytes_per_s,
-                                          plan.operand_bytes)
+                                          plan.operand_bytes, floor)
         if streamed is not None:
             return streamed
     if cost_model.covers(facts.arch, family, M, N, Z, facts.num_sms, any(narrow)):
@@ -34,7 +36,7 @@ def for_product(plan) -> triton.Config:
         # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).
         ranked = [c for c in plan.candidates() if not config_space.tuned_tma_only(c)]
         modeled = cost_model.pick(ranked, facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
-                                  plan.out.element_size())
+                                  plan.out.element_size(), floor)
         if modeled is not None and plan.th.one_wave_split and plan.path == "tma" and plan.can_split:
             modeled = cost_model.one_wave_split(  # design.md: one-wave-split
                 modeled, splits.one_wave_splits(ranked, M, N, K, facts.num_sms), facts.arch, M, N, K, facts.num_sms,
@@ -42,9 +44,15 @@ def for_product(plan) -> triton.Config:
                 plan.out.element_size())
         if modeled is not None:
             return modeled
-    return heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
-                     facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
-                     plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow)
+    cfg = heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
+                    facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
+                    plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow)
+    if floor and config_space.split_k(cfg) > 1 and cost_model.within(
+            cfg, floor(2), facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
+            plan.operand_bytes, plan.out.element_size()):  # split-K's second launch costs more host time than it saves
+        return config_space.make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                                        **dict(cfg.kwargs, SPLIT_K=1))
+    return cfg
 
 
 def one_row(M, N, Z, num_sms, k_contiguous: bool):

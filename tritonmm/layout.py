@@ -151,6 +151,14 @@ def row_views(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
     return a[r0:r1], b, c[r0:r1], bias, scale_a, scale_b
 
 
+def row_offsets(r0: int, r1: int, a, b, c, bias, scale_a, scale_b) -> tuple:
+    """Bytes from each of (a, b, c, bias, scale_a, scale_b)'s data_ptr to its part in row_views (None: the
+    tensor itself). They depend only on the strides and dtypes, so tensors of the same layout share them."""
+    given = (a, b, c, bias, scale_a, scale_b)
+    return tuple(None if v is t else v.data_ptr() - t.data_ptr()
+                 for v, t in zip(row_views(r0, r1, *given), given))
+
+
 def span(t) -> int:
     """Bytes t spans from its data_ptr (0 for none or an empty tensor)."""
     return 0 if t is None or t.numel() == 0 else \

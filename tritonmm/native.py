@@ -149,7 +149,7 @@ def remember(a, b, bias, entry) -> None:
 def describe(entry):
     """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: copies
     first, row slices, or a launch that is not a direct one on Triton 3.6's launcher without descriptors."""
-    if entry is None or entry.stage is not None or entry.rows is not None:
+    if entry is None or entry.stage is not None or entry.offsets is not None:
         return None
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
     if entry.workspace is None:

@@ -88,6 +88,10 @@ class Thresholds(NamedTuple):
     # An eager call's host time by its launches, for ranking graph-timed configs (design.md: host-floor).
     host_us_per_call: float = 10.0
     host_us_per_launch: float = 8.0
+    # An eager call's default config ranks its candidates by the larger of their predicted time and that host time
+    # too, and splits K on the pointer kernel only where the whole product is predicted to take longer than two
+    # launches' host time (design.md: default-host-floor).
+    default_host_floor: bool = True
 
     def host_us(self, launches: int) -> float:
         """An eager call's host time with this many kernel launches (design.md: host-floor)."""
