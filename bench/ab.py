@@ -24,7 +24,6 @@ its aligned ones, the changed ones) the geomean and minimum x torch.mm either wa
 """
 import argparse
 import functools
-import itertools
 import json
 import math
 import os
@@ -165,9 +164,9 @@ def measure(shape, dtype: str, changes: dict, rounds: int, eager: bool = False) 
         for name in round_order(list(graphs), i):
             if eager:
                 fn, over = ways[name]
-                cycle = itertools.cycle(sets)
+                call = sweep.cycling(lambda a, b: fn(a, b, out=outs[name]), sets)
                 with thresholds.override(**over):
-                    times[name].append(timing.host_us_per_call(lambda: fn(*next(cycle), out=outs[name]), calls=300))
+                    times[name].append(timing.host_us_per_call(call, calls=300))
             else:
                 times[name].append(device_ms(graphs[name].replay) / len(sets) * 1e3)
     us = {name: statistics.median(t) for name, t in times.items()}

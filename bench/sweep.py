@@ -266,6 +266,13 @@ def _graph(call, sets):
     return graph
 
 
+def cycling(call, sets):
+    """A function of no arguments that calls call on the next operand set each time (eager timing, rotated past
+    the L2 as the graphs are)."""
+    cycle = itertools.cycle(sets)
+    return lambda: call(*next(cycle))
+
+
 def _eager_calls(graph_ms: float) -> int:
     """Enough back-to-back calls for about 50 ms of eager timing, within host_us_per_call's
     usual 3000 calls: 8192-sized products would otherwise take seconds per measurement."""
@@ -290,10 +297,6 @@ def _shape_row(dtype: str, shape: Shape, rounds):
     del outs
     graphs = {name: _graph(call, sets) for name, call in calls.items()}
 
-    def eager(call):
-        cycle = itertools.cycle(sets)
-        return lambda: call(*next(cycle))
-
     graph_ms = {name: [] for name in calls}
     eager_us = {name: [] for name in calls}
     # Eager time is wall time over back-to-back calls. Not do_bench: it clears the L2 with a
@@ -302,7 +305,7 @@ def _shape_row(dtype: str, shape: Shape, rounds):
     for _ in range(rounds):  # interleaved: the clock's drift hits both implementations alike
         for name, call in calls.items():
             graph_ms[name].append(device_ms(graphs[name].replay) / len(sets))
-            eager_us[name].append(timing.host_us_per_call(eager(call), calls=_eager_calls(graph_ms[name][0])))
+            eager_us[name].append(timing.host_us_per_call(cycling(call, sets), calls=_eager_calls(graph_ms[name][0])))
     g = {name: statistics.median(t) * 1e3 for name, t in graph_ms.items()}
     e = {name: statistics.median(t) for name, t in eager_us.items()}
     return _row(shape, len(sets), g, e, configs, err, note)

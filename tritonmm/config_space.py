@@ -137,6 +137,11 @@ def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPL
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
+def variant(cfg: triton.Config, **changes) -> triton.Config:
+    """cfg with the tile parameters in ``changes`` replaced (SPLIT_K=1 and TAIL=0 drop them, as make_config does)."""
+    return make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages, **dict(cfg.kwargs, **changes))
+
+
 def split_k(cfg: triton.Config) -> int:
     return cfg.kwargs.get("SPLIT_K", 1)
 

@@ -158,14 +158,12 @@ def pick(candidates, arch: str, path: str, M: int, N: int, K: int, Z: int, num_s
 
 def within(cfg, floor_us: float, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: int,
            hbm_bytes_per_s, elem_bytes: int = 2, out_bytes: int = 2) -> bool:
-    """Whether cfg over whole K (its SPLIT_K aside) is predicted to take at most floor_us: its time_us, and its
-    operands read once at the bandwidth a stream reaches. False where the model cannot tell (another arch, a tile
-    without a rate, the bandwidth unknown)."""
+    """Whether cfg, a config over whole K, is predicted to take at most floor_us: its time_us, and its operands read
+    once at the bandwidth a stream reaches. False where the model cannot tell (another arch, a tile without a rate,
+    the bandwidth unknown)."""
     if arch not in RATES or not hbm_bytes_per_s:
         return False
-    whole = config_space.make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                                     **dict(cfg.kwargs, SPLIT_K=1))
-    us = time_us(whole, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)
+    us = time_us(cfg, arch, path, M, N, K, Z, num_sms, hbm_bytes_per_s, out_bytes)
     return us is not None and max(us, _hbm_us(arch, Z * (M + N) * K * elem_bytes, hbm_bytes_per_s)) <= floor_us
 
 

@@ -47,11 +47,11 @@ def for_product(plan) -> triton.Config:
     cfg = heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
                     facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
                     plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow)
-    if floor and config_space.split_k(cfg) > 1 and cost_model.within(
-            cfg, floor(2), facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
-            plan.operand_bytes, plan.out.element_size()):  # split-K's second launch costs more host time than it saves
-        return config_space.make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                                        **dict(cfg.kwargs, SPLIT_K=1))
+    if floor and config_space.split_k(cfg) > 1:
+        whole = config_space.variant(cfg, SPLIT_K=1)
+        if cost_model.within(whole, floor(2), facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
+                             plan.operand_bytes, plan.out.element_size()):
+            return whole  # split-K's second launch would cost more host time than it saves
     return cfg
 
 
@@ -117,5 +117,4 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
 
     best = max(kept, key=score)
     split = splits.split_of(best, M, N, K, num_sms) if can_split and tiles(best) < wanted else 1
-    return best if split == 1 else config_space.make_config(num_warps=best.num_warps, num_stages=best.num_stages,
-                                                            **dict(best.kwargs, SPLIT_K=split))
+    return best if split == 1 else config_space.variant(best, SPLIT_K=split)

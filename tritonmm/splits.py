@@ -4,7 +4,7 @@ tail_config, with_tail). Each builds variants of config_space's configs; the tun
 split_of where tiles cannot fill the SMs (design.md: Splitting the work)."""
 import triton
 
-from .config_space import cdiv, make_config
+from .config_space import cdiv, make_config, variant
 
 
 # Split-K: a product with fewer tiles than SMs leaves SMs idle, and decode products are bound by how much of the
@@ -43,7 +43,7 @@ def with_split_k(cfgs, M, N, K, num_sms) -> list:
         if split > 1:
             for s in (split, 2 * split):
                 if s <= MAX_SPLIT_K and k_steps // s >= MIN_SPLIT_STEPS:
-                    out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=s)))
+                    out.append(variant(c, SPLIT_K=s))
     return out
 
 
@@ -100,7 +100,7 @@ def with_tma_split(cfgs, M, N, K, elem_bytes, num_sms, pays=None) -> list:
         split = tma_split_for(M, N, K, *shape, k["BLOCK_K"], elem_bytes, num_sms,
                               None if pays is None else (lambda s, c=c: pays(c, s)))
         if split > 1:
-            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split)))
+            out.append(variant(c, SPLIT_K=split))
     return out
 
 
@@ -122,7 +122,7 @@ def one_wave_splits(cfgs, M, N, K, num_sms) -> list:
         if k.get("SPLIT_K", 1) != 1 or k.get("TAIL", 0) or min(k["BLOCK_M"], k["BLOCK_N"]) < ONE_WAVE_MIN_TILE:
             continue
         tiles = cdiv(M, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"])
-        out += [make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, SPLIT_K=split))
+        out += [variant(c, SPLIT_K=split)
                 for split in tma_slices(K, k["BLOCK_K"], ONE_WAVE_MAX_SPLIT)[1:] if tiles * split <= num_sms]
     return out
 
@@ -162,5 +162,5 @@ def with_tail(cfgs, M, N, num_sms) -> list:
         shape = (k["BLOCK_M"], k["BLOCK_N"])
         if shape not in seen and k["BLOCK_M"] >= 128 and tail_rows(M, N, *shape, num_sms):
             seen.add(shape)
-            out.append(make_config(num_warps=c.num_warps, num_stages=c.num_stages, **dict(k, TAIL=1)))
+            out.append(variant(c, TAIL=1))
     return out
