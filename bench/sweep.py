@@ -229,9 +229,8 @@ def operands(shape: Shape, dtype) -> tuple:
 def _products(dtype: str, shape: Shape):
     """(operand sets, {"torch": call, "tritonmm": call}, reference, note) for one shape; call(*operands)
     returns the product and reference(*operands) its float64 value. 2-D products write into an output
-    allocated once, as torch.mm(out=) does; batched ones return a new one from either side (tritonmm.matmul's
-    out= would add a copy for a 3-D result). fp8: bench/fp8.py's operands and calls, without "torch" where
-    torch._scaled_mm refuses the shape (note says why)."""
+    allocated once, as torch.mm(out=) does; batched ones return a new one from either side. fp8: bench/fp8.py's
+    operands and calls, without "torch" where torch._scaled_mm refuses the shape (note says why)."""
     M, N, K = shape.M, shape.N, shape.K
     if dtype == "fp8":
         sets = fp8.operand_sets(M, N, K, FP8_SCALES)

@@ -204,7 +204,7 @@ def test_direct_launch_only_under_the_layout_it_was_read_from(monkeypatch):
     _as_36(monkeypatch, lambda arg, metadata: [])
     assert fast_launch.unwrapped(_launcher_36(c_launch, 3, [{}, {}, {}]), 3) is not None
 
-    class Later(type(_launcher_36(c_launch))):  # the launcher's call as Triton 3.8 spells it
+    class Later(type(_launcher_36(c_launch))):  # the launcher's call as Triton 3.7-3.9 spell it, on 3.6's driver
         def __call__(self, gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata,
                      launch_enter_hook, launch_exit_hook, *args):
             pass
@@ -233,6 +233,121 @@ def test_direct_launch_only_under_the_layout_it_was_read_from(monkeypatch):
     assert pointer.direct is c_launch
     assert pointer((1, 2, 3), 0) and not c_launch.calls  # a hook to call: through Triton's launcher
     assert kernel.run.calls[-1][5:8] == ("metadata", "launch metadata", hook)
+
+
+# A TMA kernel's signature: its three descriptors first, as tritonmm's TMA kernel takes them.
+_SIGNATURE = {"a": "tensordesc<fp16[16, 16]>", "b": "tensordesc<fp16[16, 16]>", "c": "tensordesc<fp16[16, 16]>",
+              "bias": "*fp16", "scale_a": "*fp32", "scale_b": "*fp32", "M": "i32", "N": "constexpr"}
+
+
+def _driver_expand(arg, metadata):
+    from triton.backends.nvidia import driver
+    return driver.make_tensordesc_arg(arg, metadata)
+
+
+def _launcher_37(c_launch, expand, descriptors=0, meta=None, cells=38, signature=_SIGNATURE):
+    """A launcher laid out as Triton 3.7-3.9's CudaLauncher. Its expander for a TMA kernel is Triton 3.8's own
+    (wrap_handle_tensordesc_impl, where this machine's Triton has it) for ``cells`` 38, or one over 3.7's cells."""
+    import triton.backends.driver
+
+    def wrap_37(launcher, tensordesc_indices, tensordesc_meta):
+        def inner(*args):  # over 3.7's cells: its make_tensordesc_arg is the driver module's
+            final = []
+            for i, arg in enumerate(args[-1]):
+                final.extend(_driver_expand(arg, tensordesc_meta[i]) if i in tensordesc_indices else [arg])
+            return launcher(*args[:-1], final)
+        return inner
+
+    class CudaLauncher:
+        global_scratch_size = profile_scratch_size = 0
+        gsan_enabled = False
+        launch_cooperative_grid, launch_pdl = False, True
+        arg_annotations, kernel_signature = "annotations", b"signature"
+        calls = []  # what Triton's own launcher was handed
+
+        def __init__(self):
+            self.launch = c_launch if not descriptors else \
+                triton.backends.driver.wrap_handle_tensordesc_impl(c_launch, signature, meta, expand) if cells == 38 else \
+                wrap_37(c_launch, set(range(descriptors)), meta)
+
+        def __call__(self, gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata, launch_enter_hook,
+                     launch_exit_hook, *args):
+            self.calls.append((gridX, gridY, gridZ, stream, function, *args))
+    return CudaLauncher()
+
+
+def _as_37(monkeypatch, cells=38):
+    """The driver module as Triton 3.7-3.9 lay it out, whichever this machine's Triton is."""
+    from triton.backends import driver as base
+    from triton.backends.nvidia import driver
+    if cells == 38 and not hasattr(base, "wrap_handle_tensordesc_impl"):
+        pytest.skip("this machine's Triton has no 3.8 expander to hand the launch function")
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    monkeypatch.delattr(driver, "_BASE_ARGS_FORMAT", raising=False)
+    for name in ("annotate_arguments", "make_kernel_signature"):
+        monkeypatch.setattr(driver, name, getattr(driver, name, lambda signature: None), raising=False)
+    monkeypatch.setattr(driver, "CudaLauncher", type(_launcher_37(None, None)))
+
+
+@pytest.mark.parametrize("cells", [37, 38], ids=["3.7", "3.8-3.9"])
+def test_direct_launch_under_a_37_launcher_hands_the_c_function_what_triton_would(cells, monkeypatch):
+    """Under Triton 3.7-3.9's launcher layout a relaunch calls the C launch function with its 3.7-3.9 arguments:
+    one sequence of every argument, each descriptor expanded in place, the same sequence Triton's own expander
+    builds; each descriptor is expanded again only for an address it has not seen."""
+    from triton.backends.nvidia import driver
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    _as_37(monkeypatch, cells)
+    expanded = []
+
+    def make_tensordesc_arg(arg, metadata, _=None):
+        expanded.append(arg.base.data_ptr())
+        return [("map", arg.base.data_ptr(), metadata), *arg.shape, *arg.strides]
+    if cells == 37:
+        monkeypatch.setattr(driver, "make_tensordesc_arg", lambda arg, metadata: make_tensordesc_arg(arg, metadata))
+    assert fast_launch.direct_layout()
+    c_launch = _CLaunch()
+    calls = c_launch.calls
+    x = torch.randn(32, 32)
+    meta = ["meta-a", "meta-b", "meta-c"]
+    run = _launcher_37(c_launch, make_tensordesc_arg, 3, meta, cells)
+    compiled = fast_launch.Compiled(_Kernel36(run), (4,), ("M", "N"), [TensorDescriptor.from_tensor(x, [16, 16])] * 3)
+    assert compiled.direct is c_launch and compiled.tail == ("annotations", b"signature")
+    a, b, c = (torch.randn(32, 32) for _ in range(3))
+    for tensors in ((a, b, c), (a, b, c), (b, a, c)):
+        assert compiled((*tensors, "bias", "scale_a", "scale_b"), 7)
+    # grid, stream, function, cooperative, pdl, metadata, launch metadata, both hooks, two scratch buffers
+    head = (4, 1, 1, 7, "function", False, True, "metadata", None, None, None, None, None, "annotations", b"signature")
+    maps = [("map", t.data_ptr(), m) for t, m in zip((a, b, c), meta)]
+    assert calls[0] == (*head, (maps[0], 32, 32, 32, 1, maps[1], 32, 32, 32, 1, maps[2], 32, 32, 32, 1,
+                                "bias", "scale_a", "scale_b", "M", "N"))
+    assert calls[1] == calls[0] and calls[2][-1][0] == ("map", b.data_ptr(), "meta-a")
+    assert expanded == [a.data_ptr(), b.data_ptr(), c.data_ptr(), b.data_ptr(), a.data_ptr()]
+    assert not run.calls  # around Triton's launcher
+    descriptors = [TensorDescriptor.from_tensor(t, [16, 16]) for t in (b, a, c)]
+    run.launch(*head, (*descriptors, "bias", "scale_a", "scale_b", "M", "N"))  # Triton's own expander
+    assert calls[-1][:-1] == head and tuple(calls[-1][-1]) == calls[2][-1]
+
+    pointer = fast_launch.Compiled(_Kernel36(_launcher_37(c_launch, make_tensordesc_arg)), (5, 2), ("K",))
+    assert pointer((a, b, c, None, None, None), 3)
+    assert calls[-1] == (5, 2, 1, 3, *head[4:], (a, b, c, None, None, None, "K"))
+
+
+def test_direct_launch_under_a_37_launcher_only_where_it_is_laid_out_so(monkeypatch):
+    """Descriptors that are not the first arguments, one not lowered to a tensor map, scratch memory, GSan's
+    instrumentation, a 3.6 driver module beneath: Triton's own launcher runs."""
+    _as_37(monkeypatch)
+    c_launch = _CLaunch()
+    expand = lambda arg, metadata, _: []  # noqa: E731
+    assert fast_launch.unwrapped(_launcher_37(c_launch, expand, 3, [{}, {}, {}]), 3) is not None
+    after = _launcher_37(c_launch, expand, 3, [{}, {}, {}], signature={"x": "*fp16", **_SIGNATURE})
+    assert fast_launch.unwrapped(after, 3) is None
+    assert fast_launch.unwrapped(_launcher_37(c_launch, expand, 3, [{}, None, {}]), 3) is None
+    for attribute, value in (("gsan_enabled", True), ("profile_scratch_size", 64)):
+        run = _launcher_37(c_launch, expand)
+        setattr(run, attribute, value)
+        assert fast_launch.unwrapped(run, 0) is None
+    _as_36(monkeypatch, lambda arg, metadata: [])
+    assert fast_launch.unwrapped(_launcher_37(c_launch, expand), 0) is None
 
 
 def test_a_refused_direct_call_falls_back_for_good(monkeypatch):

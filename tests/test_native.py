@@ -29,9 +29,10 @@ def module():
 
 @pytest.fixture
 def repeating(module, monkeypatch):
-    """use_tritonmm() with native.cpp installed for aten::mm (where Triton's launcher has 3.6's layout)."""
-    if not fast_launch.launcher_36():
-        pytest.skip("launches are described as Triton 3.6's launcher makes them")
+    """use_tritonmm() with native.cpp installed for aten::mm (where Triton's launcher has a layout direct launches
+    know)."""
+    if not fast_launch.direct_layout():
+        pytest.skip("launches are described as Triton 3.6-3.9's launchers make them")
     monkeypatch.setenv("TRITONMM_NATIVE", "auto")
     monkeypatch.setitem(native._state, "module", module)
     tritonmm.disable()

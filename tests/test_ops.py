@@ -357,6 +357,48 @@ def test_matmul_out(device):
     assert ((out.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()) < 1e-5
 
 
+@pytest.mark.parametrize("case", ["batch", "batch broadcast", "folded", "folded, strided out", "batch, strided out"])
+def test_matmul_out_written_in_place_under_the_callers_key(case, device, monkeypatch):
+    """out= of an N-D product is handed to the planner where it views as the planner's result (else the result is
+    copied in); for a batch of the caller's own 3-D operands, under the launch-cache key of the caller's call, so
+    that a repeat relaunches before any check (test_gpu_matmul_out_repeats_from_the_cache)."""
+    from tritonmm import planner, relaunch
+    Z, M, K, N = 3, 5, 33, 4
+    a = torch.randn(Z, M, K, device=device)
+    b = torch.randn(1 if "broadcast" in case else Z, K, N, device=device) if "batch" in case else \
+        torch.randn(K, N, device=device)
+    # a strided out: its batches interleaved, which no (Z * M, N) view can take (a (Z, M, N) one can)
+    out = torch.full((M, Z, N), float("nan"), device=device).transpose(0, 1) if "strided" in case else \
+        torch.full((Z, M, N), float("nan"), device=device)
+    planned = []
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: planned.append((a, b, kw)) or real(a, b, **kw))
+    assert tritonmm.matmul(a, b, out=out) is out
+    ref = a.double() @ b.double()
+    assert (out.double() - ref).norm() / ref.norm() < 1e-5
+    (a2, b2, kw), = planned
+    into = kw["out"]
+    assert (into is None) == (case == "folded, strided out")
+    if into is not None:
+        assert into.data_ptr() == out.data_ptr()
+    same_key = relaunch.key(a, b, out, None, "none", kw["precision"]) == \
+        relaunch.key(a2, b2, into, None, "none", kw["precision"])
+    assert same_key == (case.startswith("batch") and "broadcast" not in case)
+
+
+@pytest.mark.gpu
+def test_gpu_matmul_out_repeats_from_the_cache(monkeypatch):
+    from tritonmm import validation
+    a, b = (torch.randn(4, 96, 64, device="cuda").half(), torch.randn(4, 64, 80, device="cuda").half())
+    out = torch.full((4, 96, 80), float("nan"), device="cuda", dtype=torch.half)
+    ref = a.double() @ b.double()
+    assert tritonmm.matmul(a, b, out=out) is out
+    monkeypatch.setattr(validation, "check_matmul_args", lambda *args: pytest.fail("not from the cache"))
+    out.fill_(float("nan"))
+    assert tritonmm.matmul(a, b, out=out) is out
+    assert (out.double() - ref).norm() / ref.norm() < 2e-3
+
+
 ACTS = [None, "relu", "gelu", "gelu_tanh", "silu"]
 TORCH_ACT = {None: lambda z: z, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
              "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"), "silu": torch.nn.functional.silu}

@@ -11,14 +11,12 @@ directly. The call is the one JITFunction.run itself ends with, the same in Trit
 argument in signature order, constexprs included (their values are ignored). Other Triton
 versions, the CPU interpreter, or a TypeError from that call fall back to ``kernel[grid]``.
 
-Below that call, Triton 3.6's launcher (CudaLauncher) still runs Python on every launch: for a
-TMA kernel it expands each host-side descriptor into its tensor map, shape and strides and
-encodes the map again (19.7 us a 64^3 launch against 8.7 for the pointer kernel's; design.md:
-direct-launch). Where the launcher has 3.6's layout (``unwrapped``)
-and no launch hook is installed, Compiled calls the C launch function under it, with each
-descriptor's expansion cached by the address it describes: a tensor map encodes the address,
-shape, strides and tile, and the cache key fixes all but the address. Other layouts keep
-Triton's launcher.
+Below that call, Triton's launcher (CudaLauncher) still runs Python on every launch: for a TMA kernel it
+expands each host-side descriptor into its tensor map, shape and strides and encodes the map again (3.6: 19.7 us
+a 64^3 launch against 8.7 for the pointer kernel's; design.md: direct-launch). Where the launcher has 3.6's or
+3.7-3.9's layout (``unwrapped``) and no launch hook is installed, Compiled calls the C launch function under it,
+with each descriptor's expansion cached by the address it describes: a tensor map encodes the address, shape,
+strides and tile, and the cache key fixes all but the address. Other layouts keep Triton's launcher.
 """
 import inspect
 
@@ -61,43 +59,75 @@ def _rebase(desc, tensor):
 # self.launch is the C function, or for a kernel with tensor descriptors a Python closure that
 # expands each (make_tensordesc_arg) before calling the C function. Read in the 3.6.0 sources.
 _LAUNCHER_CALL_36 = ["self", "gridX", "gridY", "gridZ", "stream", "function", "args"]
-_EXPANDER_CELLS_36 = {"launcher", "tensordesc_indices", "tensordesc_meta"}
 _ARGS_FORMAT_36 = "iiiKKppOOOOOO"  # the C launch function's leading arguments (driver._BASE_ARGS_FORMAT)
+# Triton 3.7-3.9's: __call__(gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata, both launch
+# hooks, *args) calls self.launch(grid, stream, function, cooperative, pdl, kernel_metadata, launch_metadata, both
+# hooks, global scratch, profile scratch, arg_annotations, kernel_signature, args): the C function parses
+# "iiiKKpp(iii)OOOOOOy*O", the arguments one sequence, each descriptor expanded in place by a closure over it
+# (3.7 as 3.6's; 3.8-3.9's hands make_tensordesc_args the signature's paths to the descriptors, and
+# make_tensordesc_arg a third argument it ignores). Read in the 3.7.1, 3.8.0 and 3.9.0 sources.
+_LAUNCHER_CALL_37 = ["self", "gridX", "gridY", "gridZ", "stream", "function", "kernel_metadata", "launch_metadata",
+                     "launch_enter_hook", "launch_exit_hook", "args"]
+_EXPANDER_CELLS_36 = {"launcher", "tensordesc_indices", "tensordesc_meta"}  # and 3.7's
+_EXPANDER_CELLS_38 = {"launcher", "signature", "relevant_paths", "tensordesc_meta", "make_tensordesc_arg"}
 
 
-def launcher_36() -> bool:
-    """Whether direct launches are on and Triton's CUDA launcher has 3.6's argument layout (below)."""
+def _layout(launcher_type):
+    """36 or 37 where ``launcher_type`` (a CudaLauncher class) and the driver module have Triton 3.6's or 3.7-3.9's
+    layout (above), else None."""
+    try:
+        from triton.backends.nvidia import driver as nvidia
+        call = list(inspect.signature(launcher_type.__call__).parameters)
+    except (AttributeError, ImportError, TypeError, ValueError):
+        return None
+    if call == _LAUNCHER_CALL_36 and getattr(nvidia, "_BASE_ARGS_FORMAT", None) == _ARGS_FORMAT_36:
+        return 36
+    if call == _LAUNCHER_CALL_37 and not hasattr(nvidia, "_BASE_ARGS_FORMAT") and \
+            all(callable(getattr(nvidia, name, None)) for name in ("annotate_arguments", "make_kernel_signature")):
+        return 37
+    return None
+
+
+def direct_layout() -> bool:
+    """Whether direct launches are on and Triton's CUDA launcher has a layout they know (3.6's or 3.7-3.9's)."""
     if not enabled():
         return False
     try:
         from triton.backends.nvidia import driver as nvidia
     except ImportError:
         return False
-    return getattr(nvidia, "_BASE_ARGS_FORMAT", None) == _ARGS_FORMAT_36
+    return _layout(getattr(nvidia, "CudaLauncher", None)) is not None
 
 
 def unwrapped(run, descriptors: int):
-    """(C launch function, the descriptors' tensor-map metadata or None, make_tensordesc_arg) behind
-    ``run`` (a compiled kernel's launcher) when it has Triton 3.6's layout, the kernel needs no
-    scratch memory and its tensor descriptors are its first ``descriptors`` arguments; else None."""
+    """(C launch function, the descriptors' tensor-map metadata or None, expand(descriptor, metadata) -> its
+    arguments, (arg_annotations, kernel_signature) under 3.7-3.9's layout else None) behind ``run`` (a compiled
+    kernel's launcher) when it has a layout above, the kernel needs no scratch memory or instrumentation and its
+    tensor descriptors are its first ``descriptors`` arguments; else None."""
     try:
-        from triton.backends.nvidia import driver as nvidia
-        if list(inspect.signature(type(run).__call__).parameters) != _LAUNCHER_CALL_36 or \
-                getattr(nvidia, "_BASE_ARGS_FORMAT", None) != _ARGS_FORMAT_36 or \
-                run.global_scratch_size or run.profile_scratch_size:
+        layout = _layout(type(run))
+        if layout is None or run.global_scratch_size or run.profile_scratch_size or getattr(run, "gsan_enabled", False):
             return None
+        tail = (run.arg_annotations, run.kernel_signature) if layout == 37 else None
         launch = run.launch
         if not descriptors:  # the C function itself; a Python function here would be an expander
-            return None if inspect.isfunction(launch) else (launch, None, None)
+            return None if inspect.isfunction(launch) else (launch, None, None, tail)
         cells = inspect.getclosurevars(launch).nonlocals
         meta = cells.get("tensordesc_meta")
-        expand = nvidia.make_tensordesc_arg
-        if set(cells) != _EXPANDER_CELLS_36 or cells["tensordesc_indices"] != set(range(descriptors)) or \
-                inspect.isfunction(cells["launcher"]) or not meta or any(m is None for m in meta) or \
-                list(inspect.signature(expand).parameters) != ["arg", "metadata"]:
+        if set(cells) == _EXPANDER_CELLS_38:
+            expand3 = cells["make_tensordesc_arg"]
+            expand = lambda arg, metadata: expand3(arg, metadata, None)  # noqa: E731 (3.8's third: unused)
+            first = cells["relevant_paths"] == {i: {} for i in range(descriptors)} and \
+                list(inspect.signature(expand3).parameters) == ["arg", "metadata", "_"]
+        else:
+            from triton.backends.nvidia import driver as nvidia
+            expand = nvidia.make_tensordesc_arg
+            first = set(cells) == _EXPANDER_CELLS_36 and cells["tensordesc_indices"] == set(range(descriptors)) and \
+                list(inspect.signature(expand).parameters) == ["arg", "metadata"]
+        if not first or inspect.isfunction(cells["launcher"]) or not meta or any(m is None for m in meta):
             return None
-        return cells["launcher"], tuple(meta), expand
-    except (AttributeError, ImportError, TypeError, ValueError):
+        return cells["launcher"], tuple(meta), expand, tail
+    except (AttributeError, ImportError, KeyError, TypeError, ValueError):
         return None
 
 
@@ -125,7 +155,8 @@ class Compiled:
         self.tensors = tensors
         self.descriptors = None if descriptors is None else tuple(_rebase(d, None) for d in descriptors)
         direct = unwrapped(self.run, 0 if descriptors is None else len(self.descriptors))
-        self.direct, self.maps_meta, self.expand = direct or (None, None, None)
+        # tail: (arg_annotations, kernel_signature) where the C function takes 3.7-3.9's arguments
+        self.direct, self.maps_meta, self.expand, self.tail = direct or (None, None, None, None)
         self.flags = (self.run.launch_cooperative_grid, self.run.launch_pdl) if direct else None
         # Per descriptor, its expansions by address (direct launches only).
         self.maps = tuple({} for _ in self.descriptors or ()) if direct else ()
@@ -155,8 +186,12 @@ class Compiled:
         if self.direct is not None and not _called(enter) and not _called(leave):
             try:  # the expansion and the C launcher's parsing come before anything is launched
                 head = tensors if not self.maps else (*self._expanded(tensors), *tensors[len(self.maps):])
-                self.direct(*self.grid, stream, self.function, *self.flags, None, None, self.metadata, None, None, None,
-                            *head, *self.rest)
+                if self.tail is None:
+                    self.direct(*self.grid, stream, self.function, *self.flags, None, None, self.metadata, None, None,
+                                None, *head, *self.rest)
+                else:
+                    self.direct(*self.grid, stream, self.function, *self.flags, self.metadata, None, None, None, None,
+                                None, *self.tail, (*head, *self.rest))
             except TypeError:
                 disable()
                 return False

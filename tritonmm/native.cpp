@@ -12,7 +12,7 @@
 // plans and launches it and, where its launches can be repeated from here, describes them (native.py:
 // describe). tritonmm.linear asks the same cache from Python (repeat, remember), one call into C++.
 //
-// A launch is described as Triton 3.6's launcher would make it: the kernel's non-constexpr arguments in
+// A launch is described as Triton 3.6-3.9's launchers make it: the kernel's non-constexpr arguments in
 // signature order, then the global and profile scratch pointers (null: kernels that need scratch are not
 // taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute.
 #include <torch/extension.h>

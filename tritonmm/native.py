@@ -12,8 +12,8 @@ copies, the TMA kernel's descriptors, float32, capture) goes to the Python path,
 
 TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
 (enable(), or linear), 25-45 s once per machine, source and torch version (torch's extension cache); "0" never
-uses it. ``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6's launcher makes
-them (fast_launch.unwrapped: its layout), so other Triton versions keep the Python path.
+uses it. ``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6-3.9's launchers make
+them (fast_launch.unwrapped: their layouts), so other Triton versions keep the Python path.
 """
 import hashlib
 import importlib.util
@@ -88,9 +88,9 @@ def _on_disk():
 
 def module():
     """The module override.enable() installs, or None: TRITONMM_NATIVE 0, no CUDA, a launcher layout other
-    than Triton 3.6's, or (auto) no build on disk."""
+    that direct launches do not know (fast_launch.direct_layout), or (auto) no build on disk."""
     from . import fast_launch
-    if mode() == "0" or not torch.cuda.is_available() or not fast_launch.launcher_36():
+    if mode() == "0" or not torch.cuda.is_available() or not fast_launch.direct_layout():
         return None
     if _state["module"] is None:
         _state["module"] = build() if mode() == "1" else _on_disk()
@@ -148,7 +148,7 @@ def remember(a, b, bias, entry) -> None:
 
 def describe(entry):
     """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: copies
-    first, row slices, or a launch that is not a direct one on Triton 3.6's launcher without descriptors."""
+    first, row slices, or a launch that is not a direct one (fast_launch.unwrapped) without descriptors."""
     if entry is None or entry.stage is not None or entry.offsets is not None:
         return None
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).

@@ -76,10 +76,20 @@ def _mm(a, b, precision, pinned, out=None):
     return planner.product(a, b, precision=precision, out=out, config=pinned)
 
 
-def _bmm(a, b, precision, pinned):
+def _bmm(a, b, precision, pinned, out=None):
     if _needs_op(a, b):
-        return library.apply("bmm", a, b, precision, _as_list(pinned))
-    return planner.product(a, b, precision=precision, config=pinned)
+        c = library.apply("bmm", a, b, precision, _as_list(pinned))
+        return c if out is None else out.copy_(c)
+    return planner.product(a, b, precision=precision, out=out, config=pinned)
+
+
+def _as_shape(out, shape):
+    """out viewed as ``shape`` (the planner's result: M folded, a batch of one dimension), or None where its
+    strides allow no such view (then the result is copied in)."""
+    try:
+        return out.view(shape)
+    except RuntimeError:
+        return None
 
 
 def matmul(a, b, *, out=None, config=None, input_precision=None):
@@ -104,20 +114,23 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
         return _mm(a, b, precision, pinned, out)
     K = a.shape[-1]
     if b.dim() <= 2:  # fold a's leading dims into M
-        c = _mm(a.reshape(math.prod(a.shape[:-1]), K), b if b.dim() == 2 else b.unsqueeze(1), precision, pinned)
-        result = c.view((*a.shape[:-1], *b.shape[1:]))
+        a2, b2 = a.reshape(math.prod(a.shape[:-1]), K), (b if b.dim() == 2 else b.unsqueeze(1))
+        shape = (*a.shape[:-1], *b.shape[1:])
     else:
         a_ = a.unsqueeze(0) if a.dim() == 1 else a
         M, N = a_.shape[-2], b.shape[-1]
         batch = torch.broadcast_shapes(a_.shape[:-2], b.shape[:-2])
         Z = math.prod(batch)
-        c = _bmm(a_.expand(*batch, M, K).reshape(Z, M, K), b.expand(*batch, K, N).reshape(Z, K, N),
-                 precision, pinned)
-        result = c.view((*batch, *((M,) if a.dim() > 1 else ()), N))
+        a2, b2 = a_.expand(*batch, M, K).reshape(Z, M, K), b.expand(*batch, K, N).reshape(Z, K, N)
+        shape = (*batch, *((M,) if a.dim() > 1 else ()), N)
     if out is None:
-        return result
-    validation.check_out(out, tuple(result.shape), a, b)
-    return out.copy_(result)
+        return (_mm if a2.dim() == 2 else _bmm)(a2, b2, precision, pinned).view(shape)
+    validation.check_out(out, shape, a, b)
+    # Written in place where out views as the planner's result: the launch cache then keys this call with its out,
+    # and a repeat relaunches before any check (a copy in costs a launch and 60-100 us of host time a call).
+    into = _as_shape(out, (*a2.shape[:-1], b2.shape[-1]))
+    c = (_mm if a2.dim() == 2 else _bmm)(a2, b2, precision, pinned, into)
+    return out if into is not None else out.copy_(c.view(shape))
 
 
 def linear(x, weight, bias=None, activation=None, *, config=None, input_precision=None):
