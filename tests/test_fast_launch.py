@@ -377,7 +377,7 @@ def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
                 assert rel_err(out, a, b) < (1e-2 if dtype == torch.bfloat16 else 1e-5)
     assert fast_launch.enabled() == fast
     assert len(plans) == (2 if fast else 6) * len(shapes)
-    if fast and triton.__version__.startswith("3.6."):  # the launcher layout the direct call was read from
+    if fast and fast_launch.direct_layout():  # a launcher layout the direct call was read from (3.6-3.9)
         assert all(launch.direct is not None for entry in relaunch._entries.values() for launch in entry.launches)
 
 
@@ -385,7 +385,7 @@ def test_gpu_repeated_products_relaunch(fast, path, monkeypatch):
 def test_gpu_tensor_maps_follow_recycled_and_many_addresses(path, monkeypatch):
     """Relaunches on operands at addresses seen before (the allocator recycles them) with new values,
     and on more addresses than a descriptor keeps tensor maps for (the bound lowered to 4): every
-    result right; on Triton 3.6's launcher the TMA relaunches are direct and their maps at the bound."""
+    result right; on Triton 3.6-3.9's launchers the TMA relaunches are direct and their maps at the bound."""
     monkeypatch.setattr(fast_launch, "MAPS_PER_DESCRIPTOR", 4)
     shape = (136, 72, 40)  # partial tiles in M, N and K; 16-byte aligned rows (the TMA path takes it)
     kept = []
@@ -397,7 +397,7 @@ def test_gpu_tensor_maps_follow_recycled_and_many_addresses(path, monkeypatch):
         tritonmm.mm(a, b, out=out)
         assert rel_err(out, a, b) < 2e-3
     assert planner.chosen(a, b, "native")[1] == path
-    if path == "tma" and triton.__version__.startswith("3.6."):
+    if path == "tma" and fast_launch.direct_layout():
         launch = relaunch._entries[relaunch.key(a, b, out, None, "none", "native")].launches[0]
         assert launch.direct is not None and len(launch.maps[0]) == len(launch.maps[1]) == 4
 
