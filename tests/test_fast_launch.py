@@ -1,5 +1,7 @@
 """Relaunching compiled kernels (fast_launch.py): keys that tell specializations apart, the
 direct launch on the GPU, and the fallback to kernel[grid]."""
+import inspect
+
 import pytest
 import torch
 import triton
@@ -348,6 +350,62 @@ def test_direct_launch_under_a_37_launcher_only_where_it_is_laid_out_so(monkeypa
         assert fast_launch.unwrapped(run, 0) is None
     _as_36(monkeypatch, lambda arg, metadata: [])
     assert fast_launch.unwrapped(_launcher_37(c_launch, expand), 0) is None
+
+
+def _this_tritons_launcher(monkeypatch, c_launch, descriptors: bool, expanded: list):
+    """A CudaLauncher of this machine's Triton (whichever version: its own class, __call__ and descriptor expander),
+    its attributes set as a compiled kernel's would be, over the stand-in C function; make_tensordesc_arg replaced
+    by one with the same parameters that records what it expands (the real one encodes on a GPU)."""
+    from triton.backends.nvidia import driver
+    params = list(inspect.signature(driver.make_tensordesc_arg).parameters)
+
+    def expand(arg, metadata, *_):
+        expanded.append(arg.base.data_ptr())
+        return [("map", arg.base.data_ptr(), metadata), *arg.shape, *arg.strides]
+    fake = expand if len(params) != 2 else lambda arg, metadata: expand(arg, metadata)
+    fake.__signature__ = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                            for p in params])
+    monkeypatch.setattr(driver, "make_tensordesc_arg", fake)
+    monkeypatch.setattr(triton.runtime.driver, "_active", object())  # 3.8-3.9's __call__ reads it (no GPU here)
+    run = object.__new__(driver.CudaLauncher)
+    run.launch = driver.wrap_handle_tensordesc(c_launch, _SIGNATURE if descriptors else {"x": "*fp16", "K": "i32"},
+                                               ["meta-a", "meta-b", "meta-c"] if descriptors else None)
+    run.num_ctas, run.gsan_enabled = 1, False
+    run.global_scratch_size = run.profile_scratch_size = 0
+    run.global_scratch_align = run.profile_scratch_align = 1
+    run.launch_cooperative_grid, run.launch_pdl = False, True
+    run.arg_annotations, run.kernel_signature = "annotations", b"signature"  # read by 3.7-3.9's only
+    return run
+
+
+@pytest.mark.parametrize("descriptors", [True, False], ids=["tma", "pointer"])
+def test_direct_launch_hands_the_c_function_what_this_tritons_launcher_does(descriptors, monkeypatch):
+    """On this machine's Triton (3.8 in CI; 3.6 and 3.8 on the GPU machine), with its own launcher class and
+    expander: a direct relaunch hands the C launch function what Triton's launcher hands it for the same call,
+    and a second call at the same addresses encodes no tensor map again."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    monkeypatch.setitem(fast_launch._state, "enabled", True)
+    assert fast_launch.direct_layout()
+    c_launch, expanded = _CLaunch(), []
+    run = _this_tritons_launcher(monkeypatch, c_launch, descriptors, expanded)
+    x = torch.randn(32, 32)
+    a, b, c = (torch.randn(32, 32) for _ in range(3))
+    if descriptors:
+        compiled = fast_launch.Compiled(_Kernel36(run), (4,), ("M", "N"), [TensorDescriptor.from_tensor(x, [16, 16])] * 3)
+        given, own = (a, b, c, "bias", "scale_a", "scale_b"), \
+            (*(TensorDescriptor.from_tensor(t, [16, 16]) for t in (a, b, c)), "bias", "scale_a", "scale_b", "M", "N")
+    else:
+        compiled = fast_launch.Compiled(_Kernel36(run), (4, 2), (7,))
+        given, own = (a,), (a, 7)
+    assert compiled.direct is c_launch
+    assert compiled(given, 5) and compiled(given, 5)
+    run(*compiled.grid, 5, "function", "metadata", None, None, None, *own)  # JITFunction.run's call of the launcher
+
+    def flat(call):  # 3.7-3.9 hand the arguments as one sequence, a list from Triton's expander
+        return call[:-1] + (tuple(call[-1]),) if isinstance(call[-1], (list, tuple)) else call
+    direct, _, triton_own = c_launch.calls
+    assert flat(direct) == flat(triton_own) and direct == c_launch.calls[1]
+    assert expanded == ([a.data_ptr(), b.data_ptr(), c.data_ptr()] * 2 if descriptors else [])
 
 
 def test_a_refused_direct_call_falls_back_for_good(monkeypatch):
