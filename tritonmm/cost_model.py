@@ -141,9 +141,9 @@ def launches(cfg, M: int, N: int, num_sms: int) -> int:
 
 
 def floored(us: float, launches: int, host_us=None) -> tuple:
-    """How a default ranks a predicted time: by the larger of it and an eager call's host time with that many
-    launches (host_us(launches)), then by it, as tuning.rank ranks timed configs; host_us None: by it alone
-    (design.md: default-host-floor)."""
+    """How a time ranks: by the larger of it and an eager call's host time with that many launches
+    (host_us(launches)), then by it; host_us None: by it alone. Defaults rank predicted times so (design.md:
+    default-host-floor), tuning.rank timed ones (host-floor), in whatever unit host_us gives."""
     return (us if host_us is None else max(us, host_us(launches)), us)
 
 

@@ -18,7 +18,7 @@ import triton
 from triton.compiler.errors import CompileTimeAssertionFailure
 from triton.runtime.errors import OutOfResources, PTXASError
 
-from . import cache, native, thresholds, timing, validation
+from . import cache, cost_model, native, thresholds, timing, validation
 
 _memory: dict = {}  # Product.tuning_key -> triton.Config, this process
 generation = 0  # bumped whenever _memory changes meaning (a tune, forget()): relaunch.key keys launches on it
@@ -37,11 +37,8 @@ def rank(product, timings: dict, graph: bool) -> triton.Config:
     eager_host = graph and not product.graph_only  # design.md: graph-only-rank
     th = thresholds.for_device(product.facts)  # design.md: host-floor
 
-    def cost(cfg):
-        ms = timings[cfg]
-        host_ms = th.host_us(product.launches(cfg)) * 1e-3 if eager_host else 0.0
-        return max(ms, host_ms), ms
-    return min(timings, key=cost)
+    host_ms = (lambda launches: th.host_us(launches) * 1e-3) if eager_host else None
+    return min(timings, key=lambda cfg: cost_model.floored(timings[cfg], product.launches(cfg), host_ms))
 
 
 def tune(product, progress=None):
