@@ -64,6 +64,9 @@ TRAIN, PREFILL, DECODE, PAST = (2, 2048), (4, 1024), (8, 1), 1024
 STEPS = ("train", "prefill", "decode")
 VARIANTS = ("aten", "swap_linears", "use_tritonmm")
 BUDGET_S = 0.3  # wall time one measurement aims at
+# A decode step is host-bound, and the host's speed drifts within one process: shorter measurements in more
+# rounds spread that drift evenly over the variants (design.md: decode-rounds).
+SHORT_STEPS, SHORT_ROUNDS, SHORT_BUDGET_S = ("decode",), 15, 0.05
 # The steps --compile compiles when given alone (a compile of each variant: 10-30 s each at Llama-3-8B's
 # widths, the training step's forward and backward the longest); --compile all adds decode.
 COMPILE_STEPS = ("train", "prefill")
@@ -185,6 +188,7 @@ def measure_step(step: str, variants: dict, rounds: int, progress) -> list:
     the same, the table shows it, stderr has the traceback)."""
     aten_model = variants["aten"][0]
     inputs = make_inputs(step, aten_model, aten_model.head.out_features)
+    rounds, budget = (max(rounds, SHORT_ROUNDS), SHORT_BUDGET_S) if step in SHORT_STEPS else (rounds, BUDGET_S)
     fns, results, graphs, failed = {}, {}, {}, {}
     for name, (model, context) in variants.items():
         progress.step(f"{step}: {name}, eager warm-up (tunes new products) and graph capture")
@@ -201,9 +205,9 @@ def measure_step(step: str, variants: dict, rounds: int, progress) -> list:
     for _ in range(rounds):
         for name, (model, context) in variants.items():
             with context():
-                times["eager", name].append(wall_ms(fns[name]))
+                times["eager", name].append(wall_ms(fns[name], budget))
             if name in graphs:
-                times["graph", name].append(wall_ms(graphs[name]))
+                times["graph", name].append(wall_ms(graphs[name], budget))
     rows = []
     for kind in ("eager", "graph"):
         ms = {name: statistics.median(t) for (k, name), t in times.items() if k == kind and t}
@@ -330,6 +334,7 @@ def measure_compiled(step: str, variants: dict, rounds: int, progress, backend: 
     not_compiled (not_profiled) with why; its note says so, and stderr has the traceback."""
     aten_model = variants["aten"][0]
     inputs = make_inputs(step, aten_model, aten_model.head.out_features)
+    rounds, budget = (max(rounds, SHORT_ROUNDS), SHORT_BUDGET_S) if step in SHORT_STEPS else (rounds, BUDGET_S)
     torch._dynamo.reset()  # nothing compiled earlier in the process is reused (see the module's docstring)
     fns, results, failed, grad_diff, reference, first_s = {}, {}, {}, {}, None, {}
     for name, (model, context) in variants.items():
@@ -446,7 +451,8 @@ def run(args, meta: dict) -> int:
           f"Llama-3-8B widths ({', '.join(f'{k} {v}' for k, v in LLAMA3_8B_WIDTHS.items())}), {LAYERS} layers, "
           f"{dtype}; tritonmm {meta['tritonmm_configs']}; native dispatch {meta.get('native_dispatch', '?')}; "
           f"ms per step, wall time of back-to-back steps, medians "
-          f"of {args.rounds} interleaved round(s); rel diff: of the loss (train) or logits against aten's"
+          f"of {args.rounds} interleaved round(s) ({', '.join(SHORT_STEPS)}: at least {SHORT_ROUNDS} of "
+          f"{SHORT_BUDGET_S} s); rel diff: of the loss (train) or logits against aten's"
           + ("; compiled: torch.compile (default mode, fullgraph) of each variant's step, rel diffs against aten's "
              "compiled step, grad rel diff over every parameter's gradient, GEMM kernels: launches of cuBLAS, "
              "CUTLASS and inductor GEMM kernels / of tritonmm's in one profiled call" if compiled else "") + "\n")

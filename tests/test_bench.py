@@ -534,7 +534,7 @@ def test_model_step_reports_a_failed_capture(monkeypatch, capsys):
         return fn
 
     monkeypatch.setattr(model_bench, "capture", capture)
-    monkeypatch.setattr(model_bench, "wall_ms", lambda fn: (fn(), 2.0)[1])
+    monkeypatch.setattr(model_bench, "wall_ms", lambda fn, budget_s=None: (fn(), 2.0)[1])
     monkeypatch.setattr(model_bench, "make_inputs",
                         lambda step, m, vocab: make_batch(2, 5, vocab, "cpu", torch.Generator().manual_seed(1)))
     variants = {name: (model, contextlib.nullcontext) for name in model_bench.VARIANTS}
@@ -645,7 +645,7 @@ def _small_inputs(monkeypatch, device):
         idx, targets = make_batch(2, 5, vocab, device, torch.Generator().manual_seed(1))
         return (idx, targets) if step == "train" else (idx, None)
     monkeypatch.setattr(model_bench, "make_inputs", make_inputs)
-    monkeypatch.setattr(model_bench, "wall_ms", lambda fn: (fn(), 2.0)[1])
+    monkeypatch.setattr(model_bench, "wall_ms", lambda fn, budget_s=None: (fn(), 2.0)[1])
 
 
 def _kernels_of_each_variant(row, device, step, variants):

@@ -121,6 +121,33 @@ def test_gpu_repeated_products_match_float64(repeating, M, N, K, a_t, dtype, cal
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("x_shape,view", [((8, 1, 4096), None), ((2, 3, 5, 4096), None), ((4096,), None),
+                                          ((3, 7, 4096), "permuted"), ((6, 4096), "parameter")])
+def test_gpu_linear_of_any_leading_dims_repeats_from_cpp(repeating, x_shape, view):
+    """tritonmm.linear's x of any leading dims is flattened and its result shaped in C++ on a repeat: a view of x
+    where one exists, a copy where none does (a permuted x); a Parameter x too. Each call's result against
+    float64, the same shape as F.linear's."""
+    w = (torch.randn(1000, 4096, device="cuda") / 64).bfloat16()
+    bias = torch.randn(1000, device="cuda").bfloat16()
+
+    def x_of():
+        if view == "permuted":  # (7, 3, 4096) seen as (3, 7, 4096): no flat view of its leading dims
+            return torch.randn(7, 3, 4096, device="cuda").bfloat16().transpose(0, 1)
+        x = torch.randn(x_shape, device="cuda").bfloat16()
+        return torch.nn.Parameter(x) if view == "parameter" else x
+    hits, repeated = native.stats()[0], native.stats()[3]
+    for _ in range(4):  # the first plans it in Python; the rest repeat from C++
+        x = x_of()
+        ref = torch.nn.functional.linear(x.double(), w.double(), bias.double())
+        nan_backed(ref.shape, x.dtype)
+        with torch.no_grad():
+            out = tritonmm.linear(x, w, bias)
+        assert out.shape == ref.shape and out.dtype == x.dtype
+        assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[x.dtype]
+    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
+
+
+@pytest.mark.gpu
 def test_gpu_decode_products_repeat_from_cpp(repeating):
     """The products of an eager decode step (the pointer kernel, whole or split) are repeated from C++."""
     for N in (4096, 1024):

@@ -273,16 +273,26 @@ at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& 
 }
 
 // tritonmm.linear's fast path: x @ weight.T (+ bias) repeated, or None (not known: Python plans it and
-// calls remember), or False (known: Python serves it).
+// calls remember), or False (known: Python serves it). x has any leading dims, flattened here as linear does
+// (a view, or a copy where none exists) and the result viewed back: a reshape and a view cost 1-2 us each
+// from Python.
 pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias) {
-  if (weight.dim() != 2) return pybind11::bool_(false);
+  if (weight.dim() != 2 || x.dim() < 1) return pybind11::bool_(false);
   const at::Tensor b = weight.t();
   const at::Tensor* c = bias ? &*bias : nullptr;
-  if (!cacheable(x, b, c)) return pybind11::bool_(false);
-  auto entry = find(key_of(x, b, c));
+  const bool flat = x.dim() == 2;
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
+  const at::Tensor x2 = flat ? x : x.reshape({rows, x.size(-1)});
+  if (!cacheable(x2, b, c)) return pybind11::bool_(false);
+  auto entry = find(key_of(x2, b, c));
   if (!entry) return pybind11::none();
   if (entry->python) return pybind11::bool_(false);
-  return pybind11::cast(run(*entry, x, b, c));
+  at::Tensor out = run(*entry, x2, b, c);
+  if (flat) return pybind11::cast(out);
+  std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end() - 1);
+  sizes.push_back(weight.size(0));
+  return pybind11::cast(out.view(sizes));
 }
 
 void remember(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,

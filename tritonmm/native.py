@@ -125,7 +125,8 @@ def stats():
 
 
 def repeat(x, weight, bias):
-    """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x 2-D, bias (N,) or None): the result; None
+    """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x of any leading dims, flattened there as linear
+    flattens it, and the result shaped as linear's; bias (N,) or None): the result; None
     where the product is not known yet (the caller plans it, then calls remember); False where it is left to
     Python (no build loaded, or launches C++ cannot repeat)."""
     built = _state["module"]

@@ -141,13 +141,14 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     known = False  # native.repeat's answer: None, a product C++ has not seen yet
     if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
             and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
+        if activation is None and input_precision is None:  # from C++ where it can, x as it is (native.py)
+            # (a Parameter's reshape is a plain Tensor, which C++ repeats; other subclasses stay in Python)
+            known = native.repeat(x if type(x) is torch.Tensor else x.reshape(x.shape), weight, bias)
+            if isinstance(known, torch.Tensor):
+                return known
         # A plain 2-D x as it is: reshape and view cost 1-2 us a call on the host. (A Parameter's
         # reshape is a plain Tensor, the type the full path's key holds.)
         x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-        if activation is None and input_precision is None:  # from C++ where it can (native.py)
-            known = native.repeat(x2, weight, bias)
-            if isinstance(known, torch.Tensor):
-                return known if x2 is x else known.view((*x.shape[:-1], weight.shape[0]))
         y = relaunch.lookup(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
                           True, b_transposed=True)
         if y is not None:
