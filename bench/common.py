@@ -45,11 +45,12 @@ def tuning_on() -> bool:
 
 
 def native_state() -> str:
-    """Whether use_tritonmm()'s aten::mm and addmm and tritonmm.linear repeat products from C++ in this process
-    (tritonmm.native: TRITONMM_NATIVE and a build on disk), for the tables' headers."""
+    """Whether use_tritonmm()'s aten::mm and addmm and tritonmm's linear, mm and matmul repeat products from C++ in
+    this process (tritonmm.native: TRITONMM_NATIVE and a build on disk), for the tables' headers."""
     if native.module() is not None:
-        return "on (native.cpp repeats aten::mm, addmm and tritonmm.linear calls seen before; python -m tritonmm.native)"
-    return "off (override's Python kernels; TRITONMM_NATIVE=0, or no build of native.cpp: python -m tritonmm.native)"
+        return ("on (native.cpp repeats aten::mm and addmm, and tritonmm's linear, mm and matmul, calls seen before; "
+                "python -m tritonmm.native)")
+    return "off (Python's relaunch alone; TRITONMM_NATIVE=0, or no build of native.cpp: python -m tritonmm.native)"
 
 
 def tuning_state() -> str:

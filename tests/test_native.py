@@ -148,6 +148,34 @@ def test_gpu_linear_of_any_leading_dims_repeats_from_cpp(repeating, x_shape, vie
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fn", ["mm", "matmul"])
+@pytest.mark.parametrize("M,N,K,b_t,b_param", [(8, 1000, 4096, True, True), (37, 2049, 777, False, False),
+                                               (300, 520, 1032, True, False)])
+def test_gpu_mm_and_matmul_repeat_from_cpp(repeating, fn, M, N, K, b_t, b_param):
+    """tritonmm.mm and matmul of 2-D operands (B as given or a transposed view, a Parameter or not) repeat from C++
+    after their first call, each result against float64; with out= or a precision named they stay in Python
+    (C++ keys neither) and stay correct."""
+    op = getattr(tritonmm, fn)
+    w = torch.randn(N, K, device="cuda").bfloat16() / K ** 0.5
+    b = w.T if b_t else w.T.contiguous()
+    if b_param:
+        b = torch.nn.Parameter(b, requires_grad=False)
+    hits, repeated = native.stats()[0], native.stats()[3]
+    for _ in range(4):  # the first plans it in Python; the rest repeat from C++, fresh A at other addresses
+        a = torch.randn(M, K, device="cuda").bfloat16()
+        ref = a.double() @ b.double()
+        nan_backed(ref.shape, a.dtype)
+        out = op(a, b)
+        assert out.shape == ref.shape and ((out.double() - ref).norm() / ref.norm()).item() < BOUND[a.dtype]
+    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
+    stats = native.stats()
+    into = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    for c in (op(a, b, out=into), op(a, b, input_precision="ieee")):
+        assert ((c.double() - ref).norm() / ref.norm()).item() < BOUND[a.dtype]
+    assert native.stats()[:2] == stats[:2]  # neither asked C++
+
+
+@pytest.mark.gpu
 def test_gpu_decode_products_repeat_from_cpp(repeating):
     """The products of an eager decode step (the pointer kernel, whole or split) are repeated from C++."""
     for N in (4096, 1024):

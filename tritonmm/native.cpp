@@ -1,4 +1,4 @@
-// aten::mm and addmm on CUDA, and tritonmm.linear, without Python on a repeated call: the relaunch cache
+// aten::mm and addmm on CUDA, and tritonmm.linear, mm and matmul, without Python on a repeated call: the relaunch cache
 // (tritonmm/relaunch.py) in C++.
 //
 // use_tritonmm() registers Python kernels for aten's products; every call then crosses from the
@@ -10,7 +10,8 @@
 // equal an earlier call's launches that call's kernels directly with cuLaunchKernelEx; anything else (a
 // first call, a product the cache cannot hold, a stream being captured) goes to the Python kernel, which
 // plans and launches it and, where its launches can be repeated from here, describes them (native.py:
-// describe). tritonmm.linear asks the same cache from Python (repeat, remember), one call into C++.
+// describe). tritonmm.linear, mm and matmul ask the same cache from Python (repeat, repeat_mm, remember), one
+// call into C++.
 //
 // A launch is described as Triton 3.6-3.9's launchers make it: the kernel's non-constexpr arguments in
 // signature order, then the global and profile scratch pointers (null: kernels that need scratch are not
@@ -272,28 +273,33 @@ at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& 
   return product(a, b, &bias, python);
 }
 
-// tritonmm.linear's fast path: x @ weight.T (+ bias) repeated, or None (not known: Python plans it and
-// calls remember), or False (known: Python serves it). x has any leading dims, flattened here as linear does
-// (a view, or a copy where none exists) and the result viewed back: a reshape and a view cost 1-2 us each
-// from Python.
-pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias) {
-  if (weight.dim() != 2 || x.dim() < 1) return pybind11::bool_(false);
-  const at::Tensor b = weight.t();
-  const at::Tensor* c = bias ? &*bias : nullptr;
-  const bool flat = x.dim() == 2;
-  int64_t rows = 1;
-  for (int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
-  const at::Tensor x2 = flat ? x : x.reshape({rows, x.size(-1)});
-  if (!cacheable(x2, b, c)) return pybind11::bool_(false);
-  auto entry = find(key_of(x2, b, c));
+// a @ b (+ bias) from the cache, for the public ops: the result where it is repeated; None where the product is
+// not known yet (Python plans it and calls remember); False where Python serves it.
+pybind11::object repeated(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c,
+                          const std::vector<int64_t>* shape = nullptr) {
+  if (!cacheable(a, b, c)) return pybind11::bool_(false);
+  auto entry = find(key_of(a, b, c));
   if (!entry) return pybind11::none();
   if (entry->python) return pybind11::bool_(false);
-  at::Tensor out = run(*entry, x2, b, c);
-  if (flat) return pybind11::cast(out);
-  std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end() - 1);
-  sizes.push_back(weight.size(0));
-  return pybind11::cast(out.view(sizes));
+  at::Tensor out = run(*entry, a, b, c);
+  return pybind11::cast(shape ? out.view(*shape) : out);
 }
+
+// tritonmm.linear's fast path: x @ weight.T (+ bias). x has any leading dims, flattened here as linear does (a
+// view, or a copy where none exists) and the result viewed back: a reshape and a view cost 1-2 us each from Python.
+pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias) {
+  if (weight.dim() != 2 || x.dim() < 1) return pybind11::bool_(false);
+  const at::Tensor* c = bias ? &*bias : nullptr;
+  if (x.dim() == 2) return repeated(x, weight.t(), c);
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
+  int64_t rows = 1;
+  for (int64_t size : shape) rows *= size;
+  shape.push_back(weight.size(0));
+  return repeated(x.reshape({rows, x.size(-1)}), weight.t(), c, &shape);
+}
+
+// tritonmm.mm's and matmul's fast path: a @ b of 2-D operands, no bias.
+pybind11::object repeat_mm(const at::Tensor& a, const at::Tensor& b) { return repeated(a, b, nullptr); }
 
 void remember(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
               const pybind11::object& spec) {
@@ -355,6 +361,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("uninstall", &uninstall, "remove the registrations and every entry");
   m.def("clear", &clear, "forget every entry");
   m.def("repeat", &repeat, "x @ weight.T (+ bias) repeated, None (unknown) or False (Python serves it)");
+  m.def("repeat_mm", &repeat_mm, "a @ b repeated, None (unknown) or False (Python serves it)");
   m.def("remember", &remember, "make a @ b (+ bias)'s entry from a description (None: Python serves it)");
   m.def("stats", &stats, "(hits, misses, entries, entries repeated from C++)");
 }

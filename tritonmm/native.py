@@ -1,19 +1,19 @@
-"""aten::mm's and addmm's CUDA kernels in C++ (native.cpp) under use_tritonmm(), and tritonmm.linear's fast path:
-a product seen before launches without Python.
+"""aten::mm's and addmm's CUDA kernels in C++ (native.cpp) under use_tritonmm(), and the fast path of tritonmm.linear,
+mm and matmul: a product seen before launches without Python.
 
 The Python kernels that override.py registers cost a crossing into Python, the relaunch key and Triton's
 launcher on every call: on the H100 machine's host, 10-38 us a product more than aten's kernel, which is
 what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
-override.enable() registers native.cpp's kernels for aten::mm and addmm instead, and linear asks it first: a
-product whose dtype, device, sizes, strides and 16-byte alignments (of the bias too) equal an earlier call's
+override.enable() registers native.cpp's kernels for aten::mm and addmm instead, and linear, mm and matmul ask it
+first: a product whose dtype, device, sizes, strides and 16-byte alignments (of the bias too) equal an earlier call's
 relaunches that call's kernels from C++; a first call (or a product whose launches it cannot repeat: staged
 copies, the TMA kernel's descriptors, float32, capture) goes to the Python path, as without it, and
 ``describe`` tells the C++ side how to repeat it.
 
 TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
-(enable(), or linear), 25-45 s once per machine, source and torch version (torch's extension cache); "0" never
-uses it. ``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6-3.9's launchers make
-them (fast_launch.unwrapped: their layouts), so other Triton versions keep the Python path.
+(enable(), or linear, mm or matmul), 25-45 s once per machine, source and torch version (torch's extension cache);
+"0" never uses it. ``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6-3.9's
+launchers make them (fast_launch.unwrapped: their layouts), so other Triton versions keep the Python path.
 """
 import hashlib
 import importlib.util
@@ -30,7 +30,7 @@ A, B, OUT, WORKSPACE, BIAS, NULL_POINTER, VALUE = range(7)
 # Bytes of each integer argument type of a Triton signature.
 INT_BYTES = {"i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
 
-# module: the loaded build; installed: its aten kernels registered; resolved: repeat() has looked for it;
+# module: the loaded build; installed: its aten kernels registered; resolved: _built() has looked for it;
 # kernels: every Triton CompiledKernel an entry launches, by id, kept alive (a kernel's module could be unloaded
 # with it, and an entry holds only its function handle).
 _state = {"module": None, "installed": False, "resolved": False, "kernels": {}}
@@ -124,22 +124,36 @@ def stats():
     return None if _state["module"] is None else _state["module"].stats()
 
 
-def repeat(x, weight, bias):
-    """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x of any leading dims, flattened there as linear
-    flattens it, and the result shaped as linear's; bias (N,) or None): the result; None
-    where the product is not known yet (the caller plans it, then calls remember); False where it is left to
-    Python (no build loaded, or launches C++ cannot repeat)."""
+def _built():
+    """The loaded build, looked for at the first call; None without one."""
     built = _state["module"]
-    if built is None:  # without a build (the default), every tritonmm.linear call comes here: one lookup
-        if _state["resolved"]:
-            return False
+    if built is None and not _state["resolved"]:  # without a build (the default) every call comes here: one lookup
         _state["resolved"] = True
         built = module()
-        if built is None:
-            return False
-    if type(x) is not torch.Tensor:  # a subclass keys apart in Python (relaunch.key), and may have no storage
+    return built
+
+
+# The tensor types C++ repeats: a subclass keys apart in Python (relaunch.key), and may have no storage.
+PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def repeat(x, weight, bias):
+    """tritonmm.linear's x @ weight.T (+ bias) repeated from C++ (x of any leading dims, flattened there as linear
+    flattens it, and the result shaped as linear's; bias (N,) or None): the result; None where the product is not
+    known yet (the caller plans it, then calls remember); False where it is left to Python (no build loaded, or
+    launches C++ cannot repeat)."""
+    built = _built()
+    if built is None or type(x) is not torch.Tensor:
         return False
     return built.repeat(x, weight, bias)
+
+
+def repeat_mm(a, b):
+    """tritonmm.mm's and matmul's a @ b (2-D, no out, no precision given) repeated from C++: as repeat."""
+    built = _built()
+    if built is None or type(a) not in PLAIN or type(b) not in PLAIN:
+        return False
+    return built.repeat_mm(a, b)
 
 
 def remember(a, b, bias, entry) -> None:

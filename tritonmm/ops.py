@@ -59,14 +59,34 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}`` or a triton.Config) and skips
     tuning; otherwise the config comes from the tuning cache, tuning, or a heuristic.
     """
+    known = False  # native.repeat_mm's answer: None, a product C++ has not seen yet
     if config is None and not _needs_op(a, b):  # a plain eager call of a product seen before: from the launch cache
+        known = _native_mm(a, b, out, input_precision)
+        if isinstance(known, torch.Tensor):
+            return known
         c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=True)
         if c is not None:
-            return c
+            return _remembered(c, known, a, b)
     validation.check_mm_args(a, b, out)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
-    return _mm(a, b, precision, pinned, out)
+    return _remembered(_mm(a, b, precision, pinned, out), known, a, b)
+
+
+def _native_mm(a, b, out, input_precision):
+    """A plain a @ b from C++ where it repeats it (native.repeat_mm's answer); False where out or a precision is
+    given, which C++ does not key (native.py)."""
+    if out is not None or input_precision is not None or not isinstance(a, torch.Tensor) or a.dim() != 2:
+        return False
+    return native.repeat_mm(a, b)
+
+
+def _remembered(c, known, a, b):
+    """c, the result of a @ b just run in Python; where C++ did not know the product yet (known None), it is told
+    how to repeat it."""
+    if known is None:
+        _remember_native(a, b, None)
+    return c
 
 
 def _mm(a, b, precision, pinned, out=None):
@@ -95,17 +115,21 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     and every product of the batch runs in one launch, a broadcast operand read through a
     batch stride of 0. ``out``, ``config`` and ``input_precision`` as for mm.
     """
-    if config is None and not _needs_op(a, b):
+    known = False
+    if config is None and not _needs_op(a, b):  # as mm's
+        known = _native_mm(a, b, out, input_precision)
+        if isinstance(known, torch.Tensor):
+            return known
         c = relaunch.lookup(a, b, out, None, "none", input_precision)
         if c is not None:
-            return c
+            return _remembered(c, known, a, b)
     validation.check_matmul_args(a, b)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
     if a.dim() == 2 and b.dim() == 2:
         if out is not None:
             validation.check_out(out, (a.shape[0], b.shape[1]), a, b)
-        return _mm(a, b, precision, pinned, out)
+        return _remembered(_mm(a, b, precision, pinned, out), known, a, b)
     K = a.shape[-1]
     if b.dim() <= 2:  # fold a's leading dims into M
         a2, b2 = a.reshape(math.prod(a.shape[:-1]), K), (b if b.dim() == 2 else b.unsqueeze(1))
@@ -153,7 +177,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
                           True, b_transposed=True)
         if y is not None:
             if known is None:
-                _remember_native(x2, weight, bias)
+                _remember_native(x2, weight, bias, b_transposed=True)
             return y if x2 is x else y.view((*x.shape[:-1], weight.shape[0]))
     activation = validation.check_linear_args(x, weight, bias, activation)
     precision, pinned = _common(x.dtype, config, input_precision)
@@ -166,14 +190,15 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     else:
         y = planner.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned)
         if known is None:
-            _remember_native(x2, weight, bias)
+            _remember_native(x2, weight, bias, b_transposed=True)
     return y.view((*x.shape[:-1], weight.shape[0]))
 
 
-def _remember_native(x2, weight, bias) -> None:
-    """linear's product x2 @ weight.T + bias, just run, given to native.cpp to repeat (or to leave to Python)."""
-    key = relaunch.key(x2, weight, None, bias, "none", resolve_precision(x2.dtype, None), b_transposed=True)
-    native.remember(x2, weight.T, bias, relaunch.cached(key))
+def _remember_native(a, b, bias, b_transposed=False) -> None:
+    """The product a @ b + bias (a @ b.T + bias where b_transposed: linear's weight), just run, given to native.cpp
+    to repeat (or to leave to Python)."""
+    key = relaunch.key(a, b, None, bias, "none", resolve_precision(a.dtype, None), b_transposed=b_transposed)
+    native.remember(a, b.T if b_transposed else b, bias, relaunch.cached(key))
 
 
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16):
