@@ -84,6 +84,11 @@ GEMM_MARKS = ("gemm", "gemv", "xmma", "nvjet", "cutlass", "cublas", "splitkreduc
 NOT_GEMM_MARKS = ("flash", "fmha", "attention", "sdpa", "triton_poi", "triton_red", "triton_per", "triton_for")
 
 
+def step_rounds(step: str, rounds: int) -> tuple:
+    """(rounds, budget_s a measurement) of a step's timing: SHORT_STEPS' at least SHORT_ROUNDS of SHORT_BUDGET_S."""
+    return (max(rounds, SHORT_ROUNDS), SHORT_BUDGET_S) if step in SHORT_STEPS else (rounds, BUDGET_S)
+
+
 def wall_ms(fn, budget_s: float = BUDGET_S) -> float:
     """ms per fn() over back-to-back calls, synchronized at both ends: about budget_s of them (3 to 200
     calls), sized from one timed call."""
@@ -188,7 +193,7 @@ def measure_step(step: str, variants: dict, rounds: int, progress) -> list:
     the same, the table shows it, stderr has the traceback)."""
     aten_model = variants["aten"][0]
     inputs = make_inputs(step, aten_model, aten_model.head.out_features)
-    rounds, budget = (max(rounds, SHORT_ROUNDS), SHORT_BUDGET_S) if step in SHORT_STEPS else (rounds, BUDGET_S)
+    rounds, budget = step_rounds(step, rounds)
     fns, results, graphs, failed = {}, {}, {}, {}
     for name, (model, context) in variants.items():
         progress.step(f"{step}: {name}, eager warm-up (tunes new products) and graph capture")
@@ -334,7 +339,7 @@ def measure_compiled(step: str, variants: dict, rounds: int, progress, backend: 
     not_compiled (not_profiled) with why; its note says so, and stderr has the traceback."""
     aten_model = variants["aten"][0]
     inputs = make_inputs(step, aten_model, aten_model.head.out_features)
-    rounds, budget = (max(rounds, SHORT_ROUNDS), SHORT_BUDGET_S) if step in SHORT_STEPS else (rounds, BUDGET_S)
+    rounds, budget = step_rounds(step, rounds)
     torch._dynamo.reset()  # nothing compiled earlier in the process is reused (see the module's docstring)
     fns, results, failed, grad_diff, reference, first_s = {}, {}, {}, {}, None, {}
     for name, (model, context) in variants.items():
@@ -367,7 +372,7 @@ def measure_compiled(step: str, variants: dict, rounds: int, progress, backend: 
     for _ in range(rounds):
         for name, fn in fns.items():
             with variants[name][1]():
-                times[name].append(wall_ms(fn))
+                times[name].append(wall_ms(fn, budget))
     progress.step(f"{step}: compiled, the GEMM kernels of one profiled call of each variant")
     kernels, other_gemms, unprofiled = {}, {}, {}
     for name, fn in fns.items():
