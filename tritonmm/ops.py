@@ -61,24 +61,26 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     """
     known = False  # native.repeat_mm's answer: None, a product C++ has not seen yet
     if config is None and not _needs_op(a, b):  # a plain eager call of a product seen before: from the launch cache
-        known = _native_mm(a, b, out, input_precision)
-        if isinstance(known, torch.Tensor):
-            return known
-        c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=True)
+        c, known = _repeated(a, b, out, input_precision, matrices=True)
         if c is not None:
-            return _remembered(c, known, a, b)
+            return c
     validation.check_mm_args(a, b, out)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
     return _remembered(_mm(a, b, precision, pinned, out), known, a, b)
 
 
-def _native_mm(a, b, out, input_precision):
-    """A plain a @ b from C++ where it repeats it (native.repeat_mm's answer); False where out or a precision is
-    given, which C++ does not key (native.py)."""
-    if out is not None or input_precision is not None or not isinstance(a, torch.Tensor) or a.dim() != 2:
-        return False
-    return native.repeat_mm(a, b)
+def _repeated(a, b, out, input_precision, matrices=False):
+    """mm's and matmul's repeat of a product seen before: (its result, or None to take the full path; native's
+    answer, which _remembered takes). From C++ where it repeats a plain a @ b (no out or precision: C++ keys
+    neither; native.py), else from the launch cache (relaunch.lookup)."""
+    known = False
+    if out is None and input_precision is None and isinstance(a, torch.Tensor) and a.dim() == 2:
+        known = native.repeat_mm(a, b)
+        if isinstance(known, torch.Tensor):
+            return known, known
+    c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=matrices)
+    return (None if c is None else _remembered(c, known, a, b)), known
 
 
 def _remembered(c, known, a, b):
@@ -117,12 +119,9 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     """
     known = False
     if config is None and not _needs_op(a, b):  # as mm's
-        known = _native_mm(a, b, out, input_precision)
-        if isinstance(known, torch.Tensor):
-            return known
-        c = relaunch.lookup(a, b, out, None, "none", input_precision)
+        c, known = _repeated(a, b, out, input_precision)
         if c is not None:
-            return _remembered(c, known, a, b)
+            return c
     validation.check_matmul_args(a, b)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
