@@ -143,7 +143,7 @@ def repeat(x, weight, bias):
     known yet (the caller plans it, then calls remember); False where it is left to Python (no build loaded, or
     launches C++ cannot repeat)."""
     built = _built()
-    if built is None or type(x) is not torch.Tensor:
+    if built is None or type(x) not in PLAIN:
         return False
     return built.repeat(x, weight, bias)
 

@@ -165,8 +165,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     if (config is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() >= 1
             and weight.dim() == 2 and (bias is None or getattr(bias, "ndim", 0) == 1) and not _needs_op(x, weight, bias)):
         if activation is None and input_precision is None:  # from C++ where it can, x as it is (native.py)
-            # (a Parameter's reshape is a plain Tensor, which C++ repeats; other subclasses stay in Python)
-            known = native.repeat(x if type(x) is torch.Tensor else x.reshape(x.shape), weight, bias)
+            known = native.repeat(x, weight, bias)
             if isinstance(known, torch.Tensor):
                 return known
         # A plain 2-D x as it is: reshape and view cost 1-2 us a call on the host. (A Parameter's
