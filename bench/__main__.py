@@ -339,7 +339,8 @@ def run_sweep(args, meta) -> int:
           f"{meta['tritonmm_configs']}; "
           + (f"{args.draw} shapes drawn with seed {args.seed} (bench/sweep.py's draw); " if drawn else "")
           + "graph: device time (common.device_ms) of a CUDA graph replay over the operand copies, per product; "
-          f"eager: wall time of back-to-back calls; medians of {args.rounds} interleaved round(s); "
+          f"eager: wall time of back-to-back calls; medians of {args.rounds} interleaved round(s) (eager: at "
+          f"least {sweep.EAGER_ROUNDS} of {sweep.EAGER_BUDGET_MS:g} ms); "
           f"x = torch.mm time (torch.bmm for batched products) / tritonmm time" + ("" if "fp8" not in dtypes else
           f"; fp8: {sweep.FP8_NOTE}") + "\n")
     print(report.sweep_table(rows))

@@ -37,7 +37,7 @@ import tritonmm
 from tritonmm import planner, thresholds, timing
 
 from . import sweep
-from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors
+from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors, round_order
 
 BOUND = {"bf16": 1e-2, "fp16": 2e-3, "tf32x3": 1e-5}  # tests/test_ops.py's and test_precision.py's
 KINDS = {"16bit": ["bf16", "fp16"], "tf32x3": ["tf32x3"]}  # --dtype: the dtypes a product is drawn in
@@ -174,13 +174,6 @@ def measure(shape, dtype: str, changes: dict, rounds: int, eager: bool = False) 
     return dict(kind=shape.kind, dtype=dtype, shape=shape.text, layout=shape.layout, us=us, rel_err=errs,
                 replay_rel_err=replayed, plans=plans,
                 ok=all(e < BOUND[dtype] for e in (*errs.values(), *replayed.values())))
-
-
-def round_order(names: list, i: int) -> list:
-    """The order of round i: names rotated by i, so that over as many rounds as names each way is timed once in
-    each place (its place in a round moved the Gluon tf32x3 kernel by 6-7% at 8192^3: design.md: gluon-tf32x3)."""
-    k = i % len(names)
-    return names[k:] + names[:k]
 
 
 def _k(row: dict) -> int:

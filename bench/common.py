@@ -136,3 +136,10 @@ def config_text(cfg) -> str:
     kw = cfg.kwargs
     return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"
             + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else "") + (" +tail" if kw.get("TAIL") else ""))
+
+
+def round_order(names: list, i: int) -> list:
+    """The order of round i: names rotated by i, so that over as many rounds as names each way is timed once in
+    each place (its place in a round moved the Gluon tf32x3 kernel by 6-7% at 8192^3: design.md: gluon-tf32x3)."""
+    k = i % len(names)
+    return names[k:] + names[:k]

@@ -899,11 +899,11 @@ def test_ab_changed_decode_products_are_drawn_as_decode_draws(monkeypatch):
         assert shape.layout == "NT" and shape.kind == "changed" and dtype in ("bf16", "fp16")
 
 
-def test_ab_rounds_rotate_the_order_of_the_ways():
-    from bench import ab
+def test_rounds_rotate_the_order_of_the_ways():
+    from bench import common
     ways = ["torch", "shipped", "changed"]
-    orders = [ab.round_order(ways, i) for i in range(3)]
-    assert orders[0] == ways and ab.round_order(ways, 3) == ways
+    orders = [common.round_order(ways, i) for i in range(3)]
+    assert orders[0] == ways and common.round_order(ways, 3) == ways
     assert all(sorted(o) == sorted(ways) for o in orders)
     assert all(sorted(o[place] for o in orders) == sorted(ways) for place in range(3))  # each way once in each place
 

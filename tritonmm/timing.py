@@ -116,11 +116,11 @@ def _graph_median_ms(fn, rep_ms: float) -> float:
     return statistics.median(times)
 
 
-def host_us_per_call(fn, calls: int = 3000) -> float:
+def host_us_per_call(fn, calls: int = 3000, warmup: int = 50) -> float:
     """Wall time per call of fn() in microseconds, over many back-to-back calls with the GPU
-    synchronized at both ends: for work too small to time on the device, where the host's
-    launch path is the cost."""
-    for _ in range(50):
+    synchronized at both ends, after warmup calls: for work too small to time on the device, where
+    the host's launch path is the cost."""
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     start = time.perf_counter()
