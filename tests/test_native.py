@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import tritonmm
-from tritonmm import fast_launch, native, thresholds, tuning
+from tritonmm import fast_launch, native, relaunch, thresholds, tuning
 
 from conftest import HAS_GPU
 
@@ -153,8 +153,8 @@ def test_gpu_linear_of_any_leading_dims_repeats_from_cpp(repeating, x_shape, vie
                                                (300, 520, 1032, True, False)])
 def test_gpu_mm_and_matmul_repeat_from_cpp(repeating, fn, M, N, K, b_t, b_param):
     """tritonmm.mm and matmul of 2-D operands (B as given or a transposed view, a Parameter or not) repeat from C++
-    after their first call, each result against float64; with out= or a precision named they stay in Python
-    (C++ keys neither) and stay correct."""
+    after their first call, each result against float64, into out= too; with a precision named they stay in
+    Python (C++ keys none) and stay correct."""
     op = getattr(tritonmm, fn)
     w = torch.randn(N, K, device="cuda").bfloat16() / K ** 0.5
     b = w.T if b_t else w.T.contiguous()
@@ -168,11 +168,53 @@ def test_gpu_mm_and_matmul_repeat_from_cpp(repeating, fn, M, N, K, b_t, b_param)
         out = op(a, b)
         assert out.shape == ref.shape and ((out.double() - ref).norm() / ref.norm()).item() < BOUND[a.dtype]
     assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
-    stats = native.stats()
     into = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-    for c in (op(a, b, out=into), op(a, b, input_precision="ieee")):
-        assert ((c.double() - ref).norm() / ref.norm()).item() < BOUND[a.dtype]
-    assert native.stats()[:2] == stats[:2]  # neither asked C++
+    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+        assert op(a, b, out=into) is into  # from C++, into out
+    assert ((into.double() - ref).norm() / ref.norm()).item() < BOUND[a.dtype]
+    stats = native.stats()
+    c = op(a, b, input_precision="ieee")
+    assert ((c.double() - ref).norm() / ref.norm()).item() < BOUND[a.dtype]
+    assert native.stats()[:2] == stats[:2]  # not asked C++
+
+
+def _rel(c, ref) -> float:
+    return ((c.double() - ref).norm() / ref.norm()).item()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fn", ["mm", "matmul"])
+@pytest.mark.parametrize("M,N,K", [(8, 1000, 4096), (37, 2056, 777)])
+def test_gpu_out_repeats_from_cpp_where_it_may(repeating, fn, M, N, K):
+    """out= from the first call: the product is planned in Python into out and remembered, then repeated from C++
+    into each NaN-filled out, every result against float64. C++ leaves to Python (which stays correct, or refuses
+    as it does) an out of other strides, one not 16-byte aligned, one sharing memory with an operand, and one when
+    a gradient is asked for (out= records none): the last refused even after the product was repeated."""
+    op = getattr(tritonmm, fn)
+    b = (torch.randn(N, K, device="cuda").bfloat16() / K ** 0.5).T
+    repeated = native.stats()[3]
+    for i in range(3):
+        a = torch.randn(M, K, device="cuda").bfloat16()
+        ref, into = a.double() @ b.double(), torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if i:
+            with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+                assert op(a, b, out=into) is into
+        else:
+            assert op(a, b, out=into) is into
+        assert _rel(into, ref) < BOUND[a.dtype]
+    assert native.stats()[3] == repeated + 1
+    column_major = torch.full((N, M), float("nan"), device="cuda", dtype=torch.bfloat16).T
+    offset = torch.full((M * N + 1,), float("nan"), device="cuda", dtype=torch.bfloat16)[1:].view(M, N)
+    for out in (column_major, offset):
+        assert op(a, b, out=out) is out and _rel(out, ref) < BOUND[a.dtype]
+    shared = torch.randn(M * max(K, N), device="cuda").bfloat16()  # a and out views of one buffer, a as known
+    with pytest.raises(ValueError, match="out overlaps input a"):
+        op(shared[:M * K].view(M, K), b, out=shared[:M * N].view(M, N))
+    grad_a = a.clone().requires_grad_()
+    with torch.no_grad():
+        assert _rel(op(grad_a, b, out=into), ref) < BOUND[a.dtype]  # no gradient asked: repeated
+    with pytest.raises(ValueError, match="out= does not record a gradient"):
+        op(grad_a, b, out=into)
 
 
 @pytest.mark.gpu

@@ -17,6 +17,7 @@
 // signature order, then the global and profile scratch pointers (null: kernels that need scratch are not
 // taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute.
 #include <torch/extension.h>
+#include <ATen/MemoryOverlap.h>
 #include <torch/library.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -132,9 +133,27 @@ LaunchEx launch_ex() {
   return fn;
 }
 
-at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias) {
+// Whether an out= tensor may take an entry's launches: the layout the entry allocates (sizes, strides, a's dtype
+// and device), 16-byte aligned as the launches' pointers were specialized, no gradient asked for (out= records
+// none: Python's checks say so) and no memory shared with an operand (torch's out= rule; Python's checks name it).
+bool takes_out(const Entry& e, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+               const at::Tensor* bias) {
+  if (out.scalar_type() != a.scalar_type() || out.device() != a.device() || low_bits(out) != 0 ||
+      out.sizes() != at::IntArrayRef(e.out_sizes) || out.strides() != at::IntArrayRef(e.out_strides))
+    return false;
+  if (out.requires_grad() ||
+      (at::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad() || (bias && bias->requires_grad()))))
+    return false;
+  for (const at::Tensor* t : {&a, &b, bias})
+    if (t && at::get_overlap_status(out, *t) != at::MemOverlapStatus::No) return false;
+  return true;
+}
+
+// The entry's launches on a, b and the bias, into ``given`` (takes_out's) or a result allocated as the entry says.
+at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias,
+               const at::Tensor* given = nullptr) {
   c10::cuda::CUDAGuard guard(a.device());
-  at::Tensor out = at::empty_strided(e.out_sizes, e.out_strides, a.options());
+  at::Tensor out = given ? *given : at::empty_strided(e.out_sizes, e.out_strides, a.options());
   at::Tensor ws;
   if (!e.workspace.empty()) ws = at::empty(e.workspace, a.options().dtype(at::kFloat));
   auto address = [](const at::Tensor& t) { return reinterpret_cast<uint64_t>(t.data_ptr()); };
@@ -273,16 +292,16 @@ at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& 
   return product(a, b, &bias, python);
 }
 
-// a @ b (+ bias) from the cache, for the public ops: the result where it is repeated; None where the product is
-// not known yet (Python plans it and calls remember); False where Python serves it.
+// a @ b (+ bias) from the cache, for the public ops: the result where it is repeated (into ``out`` where given);
+// None where the product is not known yet (Python plans it and calls remember); False where Python serves it.
 pybind11::object repeated(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c,
-                          const std::vector<int64_t>* shape = nullptr) {
+                          const std::vector<int64_t>* shape = nullptr, const at::Tensor* out = nullptr) {
   if (!cacheable(a, b, c)) return pybind11::bool_(false);
   auto entry = find(key_of(a, b, c));
   if (!entry) return pybind11::none();
-  if (entry->python) return pybind11::bool_(false);
-  at::Tensor out = run(*entry, a, b, c);
-  return pybind11::cast(shape ? out.view(*shape) : out);
+  if (entry->python || (out && !takes_out(*entry, *out, a, b, c))) return pybind11::bool_(false);
+  at::Tensor result = run(*entry, a, b, c, out);
+  return pybind11::cast(shape ? result.view(*shape) : result);
 }
 
 // tritonmm.linear's fast path: x @ weight.T (+ bias). x has any leading dims, flattened here as linear does (a
@@ -298,8 +317,10 @@ pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std
   return repeated(x.reshape({rows, x.size(-1)}), weight.t(), c, &shape);
 }
 
-// tritonmm.mm's and matmul's fast path: a @ b of 2-D operands, no bias.
-pybind11::object repeat_mm(const at::Tensor& a, const at::Tensor& b) { return repeated(a, b, nullptr); }
+// tritonmm.mm's and matmul's fast path: a @ b of 2-D operands, no bias, into out where given.
+pybind11::object repeat_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& out) {
+  return repeated(a, b, nullptr, nullptr, out ? &*out : nullptr);
+}
 
 void remember(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
               const pybind11::object& spec) {
@@ -361,7 +382,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("uninstall", &uninstall, "remove the registrations and every entry");
   m.def("clear", &clear, "forget every entry");
   m.def("repeat", &repeat, "x @ weight.T (+ bias) repeated, None (unknown) or False (Python serves it)");
-  m.def("repeat_mm", &repeat_mm, "a @ b repeated, None (unknown) or False (Python serves it)");
+  m.def("repeat_mm", &repeat_mm, "a @ b repeated (into out, if not None), None (unknown) or False (Python's)");
   m.def("remember", &remember, "make a @ b (+ bias)'s entry from a description (None: Python serves it)");
   m.def("stats", &stats, "(hits, misses, entries, entries repeated from C++)");
 }

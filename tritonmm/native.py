@@ -148,12 +148,15 @@ def repeat(x, weight, bias):
     return built.repeat(x, weight, bias)
 
 
-def repeat_mm(a, b):
-    """tritonmm.mm's and matmul's a @ b (2-D, no out, no precision given) repeated from C++: as repeat."""
+def repeat_mm(a, b, out=None):
+    """tritonmm.mm's and matmul's a @ b (2-D, no precision given) repeated from C++, as repeat; into ``out`` where
+    given and it has the layout the product's entry allocates, 16-byte aligned, sharing no memory with a or b and
+    asking no gradient (otherwise False: Python's path serves it, and its checks name what is wrong)."""
     built = _built()
-    if built is None or type(a) not in PLAIN or type(b) not in PLAIN:
+    if built is None or type(a) not in PLAIN or type(b) not in PLAIN or (out is not None and type(out) is not
+                                                                         torch.Tensor):
         return False
-    return built.repeat_mm(a, b)
+    return built.repeat_mm(a, b, out)
 
 
 def remember(a, b, bias, entry) -> None:

@@ -67,27 +67,31 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     validation.check_mm_args(a, b, out)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
-    return _remembered(_mm(a, b, precision, pinned, out), known, a, b)
+    return _remembered(_mm(a, b, precision, pinned, out), known, a, b, out)
 
 
 def _repeated(a, b, out, input_precision, matrices=False):
     """mm's and matmul's repeat of a product seen before: (its result, or None to take the full path; native's
-    answer, which _remembered takes). From C++ where it repeats a plain a @ b (no out or precision: C++ keys
-    neither; native.py), else from the launch cache (relaunch.lookup)."""
+    answer, which _remembered takes). From C++ where it repeats a plain a @ b (no precision: C++ keys none; out=
+    where C++ takes it, native.repeat_mm), else from the launch cache (relaunch.lookup)."""
+    if out is not None and library.records_grad(a, b):
+        return None, False  # the full path's checks refuse it (out= records no gradient)
     known = False
-    if out is None and input_precision is None and isinstance(a, torch.Tensor) and a.dim() == 2:
-        known = native.repeat_mm(a, b)
+    if input_precision is None and isinstance(a, torch.Tensor) and a.dim() == 2:
+        known = native.repeat_mm(a, b, out)
         if isinstance(known, torch.Tensor):
             return known, known
     c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=matrices)
-    return (None if c is None else _remembered(c, known, a, b)), known
+    return (None if c is None else _remembered(c, known, a, b, out)), known
 
 
-def _remembered(c, known, a, b):
-    """c, the result of a @ b just run in Python; where C++ did not know the product yet (known None), it is told
-    how to repeat it."""
-    if known is None:
-        _remember_native(a, b, None)
+def _remembered(c, known, a, b, out=None):
+    """c, the result of a @ b just run in Python (into out where given); where C++ did not know the product yet
+    (known None), it is told how to repeat it. From an out= call only where out is laid out as the result would
+    be allocated (contiguous, 128-byte aligned as the allocator's blocks are): C++ allocates calls without out= as
+    the entry says, and the planner may read the result's row alignment."""
+    if known is None and (out is None or (out.is_contiguous() and out.data_ptr() % 128 == 0)):
+        _remember_native(a, b, None, out=out)
     return c
 
 
@@ -128,7 +132,7 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     if a.dim() == 2 and b.dim() == 2:
         if out is not None:
             validation.check_out(out, (a.shape[0], b.shape[1]), a, b)
-        return _remembered(_mm(a, b, precision, pinned, out), known, a, b)
+        return _remembered(_mm(a, b, precision, pinned, out), known, a, b, out)
     K = a.shape[-1]
     if b.dim() <= 2:  # fold a's leading dims into M
         a2, b2 = a.reshape(math.prod(a.shape[:-1]), K), (b if b.dim() == 2 else b.unsqueeze(1))
@@ -192,10 +196,10 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     return y.view((*x.shape[:-1], weight.shape[0]))
 
 
-def _remember_native(a, b, bias, b_transposed=False) -> None:
-    """The product a @ b + bias (a @ b.T + bias where b_transposed: linear's weight), just run, given to native.cpp
-    to repeat (or to leave to Python)."""
-    key = relaunch.key(a, b, None, bias, "none", resolve_precision(a.dtype, None), b_transposed=b_transposed)
+def _remember_native(a, b, bias, b_transposed=False, out=None) -> None:
+    """The product a @ b + bias (a @ b.T + bias where b_transposed: linear's weight), just run (into out where
+    given), given to native.cpp to repeat (or to leave to Python)."""
+    key = relaunch.key(a, b, out, bias, "none", resolve_precision(a.dtype, None), b_transposed=b_transposed)
     native.remember(a, b.T if b_transposed else b, bias, relaunch.cached(key))
 
 
