@@ -3,7 +3,8 @@ inductor's config and caches, and the override's out= overloads that compiled co
 
 On the CPU, Triton's interpreter runs tritonmm's kernels and inductor compiles CPU graphs, so the
 rewritten graphs, the products they run and their results are all checked here; the GPU tests profile
-compiled models for tritonmm's kernels and against cuBLAS's.
+compiled models for tritonmm's kernels and against cuBLAS's. Where transformers is installed (the dev extra), a
+LlamaForCausalLM built from a config with random weights is compiled and checked the same ways.
 """
 import contextlib
 import copy
@@ -548,3 +549,66 @@ def test_gpu_function_compiled_before_enabling_runs_tritonmm():
     assert ours and not others, sorted(names)
     for a, b in zip(before, after[0]):
         assert rel(b, a) < BOUND[torch.float32]
+
+
+# transformers' LlamaForCausalLM (optional: where transformers is installed), built from a config with random
+# weights, small and of sizes no other test compiles; sdpa attention (transformers' default), so its products
+# are the projections, the MLP and the head: 15 in the forward pass, 30 in the backward.
+
+def make_llama(dtype, device):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(hidden_size=72, intermediate_size=184, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, vocab_size=211,
+                                      max_position_embeddings=64)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).to(device=device, dtype=dtype)
+    ids = torch.randint(0, config.vocab_size, (2, 13), device=device)
+    return model, ids
+
+
+def llama_step(fn, model, ids):
+    """Logits, loss and every parameter's gradient of one training step (the loss from the model's labels)."""
+    model.zero_grad(set_to_none=True)
+    out = fn(input_ids=ids, labels=ids)
+    out.loss.backward()
+    return [out.logits.detach().clone(), out.loss.detach().clone(), *(p.grad.clone() for p in model.parameters())]
+
+
+def test_compiled_llama_runs_every_projection_on_tritonmm(launches, rewritten):
+    """Compiled in default mode under the switch: no aten product is left in the forward or backward graphs, each
+    of the projections' and the head's products is rewritten (15 forward, 30 backward) and runs on tritonmm, and
+    logits, loss and gradients are float64's within float32's bound."""
+    model, ids = make_llama(torch.float32, DEVICE)
+    model64 = float64_copy(model)
+    want = llama_step(model64, model64, ids)
+    with tritonmm.use_tritonmm():
+        got = llama_step(torch.compile(model), model, ids)
+    assert rewritten, "the pass saw no graph"
+    for graph in rewritten:
+        assert not PRODUCTS & set(targets(graph)), "an aten product is left for inductor"
+    assert [targets(graph).count(PRODUCT) for graph in rewritten] == [15, 30]
+    assert launches.count(DEVICE) == 45
+    names = ["logits", "loss", *(n for n, _ in model.named_parameters())]
+    for name, g, w in zip(names, got, want):
+        assert rel(g, w) < BOUND[torch.float32], name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["default", "max-autotune"])
+def test_gpu_compiled_llama_runs_only_tritonmm_products(mode):
+    """bf16 on the GPU: the profile of two compiled training steps shows tritonmm's kernels and no other
+    product's (cuBLAS's, inductor's templates), and each step's results are as close to float64's as aten's."""
+    model, ids = make_llama(torch.bfloat16, "cuda")
+    model64 = float64_copy(model)
+    want = llama_step(model64, model64, ids)
+    aten = llama_step(model, model, ids)
+    results = []
+    with tritonmm.use_tritonmm():
+        compiled = torch.compile(model, mode=mode)
+        names = kernels(lambda: results.extend(llama_step(compiled, model, ids) for _ in range(2)))
+    ours, others = split_kernels(names)
+    assert ours, f"no tritonmm kernel ran: {sorted(names)}"
+    assert not others, f"other products ran: {sorted(others)}"
+    for got in results:
+        for i, (g, w, a) in enumerate(zip(got, want, aten)):
+            assert rel(g, w) < max(BOUND[torch.bfloat16], 2 * rel(a, w)), i
