@@ -555,11 +555,11 @@ def test_gpu_function_compiled_before_enabling_runs_tritonmm():
 # weights, small and of sizes no other test compiles; sdpa attention (transformers' default), so its products
 # are the projections, the MLP and the head: 15 in the forward pass, 30 in the backward.
 
-def make_llama(dtype, device):
+def make_llama(dtype, device, attention="sdpa"):
     transformers = pytest.importorskip("transformers")
     config = transformers.LlamaConfig(hidden_size=72, intermediate_size=184, num_hidden_layers=2,
                                       num_attention_heads=4, num_key_value_heads=2, vocab_size=211,
-                                      max_position_embeddings=64)
+                                      max_position_embeddings=64, attn_implementation=attention)
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config).to(device=device, dtype=dtype)
     ids = torch.randint(0, config.vocab_size, (2, 13), device=device)
@@ -597,8 +597,10 @@ def test_compiled_llama_runs_every_projection_on_tritonmm(launches, rewritten):
 @pytest.mark.parametrize("mode", ["default", "max-autotune"])
 def test_gpu_compiled_llama_runs_only_tritonmm_products(mode):
     """bf16 on the GPU: the profile of two compiled training steps shows tritonmm's kernels and no other
-    product's (cuBLAS's, inductor's templates), and each step's results are as close to float64's as aten's."""
-    model, ids = make_llama(torch.bfloat16, "cuda")
+    product's (cuBLAS's, inductor's templates), and each step's results are as close to float64's as aten's.
+    Attention as transformers' eager implementation (matmul and softmax), so that its products are GEMMs too,
+    not a fused attention kernel (whose names carry CUTLASS's)."""
+    model, ids = make_llama(torch.bfloat16, "cuda", attention="eager")
     model64 = float64_copy(model)
     want = llama_step(model64, model64, ids)
     aten = llama_step(model, model, ids)
