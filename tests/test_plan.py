@@ -1400,7 +1400,8 @@ def test_gpu_chained_products_read_their_predecessors_result(kind, monkeypatch, 
 def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
     """A batch whose every entry would take the TMA kernel alone, but whose rows TMA cannot read as they are (K of
     47 halves: 94-byte rows), runs as one unbatched product per entry (rules.batch_slices), a broadcast operand
-    included, into out's entries; a batch of small entries keeps one launch of the batched pointer kernel."""
+    included, into out's entries, as chosen() says; a batch of small entries keeps one launch of the batched pointer
+    kernel, and so does one whose entries' tiles fall short of batch_slice_min_fill of the SMs."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     shapes = []
     real = Product.__init__
@@ -1412,12 +1413,16 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
     assert shapes and all(len(s) == 2 for s in shapes), shapes
     for z in range(3):
         assert rel_err(out[z], a[z], b[z]) < 2e-3
-    shapes.clear()
+    assert planner.chosen(a, b, "native")[1] == "tma+staged+sliced"
     inf = float("inf")
-    with thresholds.override(stage_min_macs_per_byte=inf, stage_min_macs_per_byte_wide_reads=inf):
-        c = planner.product(a, b, precision="native")  # entries too small to pay for staging: one launch
-    assert shapes == [(3, 40, 47)]
-    assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
+    for over in (dict(stage_min_macs_per_byte=inf, stage_min_macs_per_byte_wide_reads=inf),  # too small to stage
+                 dict(batch_slice_min_fill=1)):  # an entry's one 128x128 tile, short of the 4 SMs
+        shapes.clear()
+        with thresholds.override(**over):
+            c = planner.product(a, b, precision="native")
+            assert "sliced" not in planner.chosen(a, b, "native")[1]
+        assert shapes[0] == (3, 40, 47), over
+        assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
 
 
 @pytest.mark.parametrize("layout", ["NN", "NT"])

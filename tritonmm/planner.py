@@ -36,8 +36,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         out = new_out(a, b, out_dtype)
     if out.numel() == 0:
         return out
-    if a.dim() == 3 and key is not None and a.shape[-1] and bias is None and activation == "none" and \
-            scales == (None, None) and rules.batch_slices(device.facts(a.device), a, b, launch.capturing(a)):
+    if key is not None and sliced(a, b, bias, activation, scales, launch.capturing(a)):
         for z in range(a.shape[0]):  # each entry on the TMA kernel, relaunched from the cache after the first
             product(a[z], b[z], precision=precision, out=out[z])
         return out
@@ -73,6 +72,13 @@ def _gluon(key, given, a, b, out, schedule: str, plan):
     return out
 
 
+def sliced(a, b, bias, activation: str, scales, captured: bool) -> bool:
+    """Whether product runs a plain batch as one product per entry (rules.batch_slices), where no launch of the
+    whole batch is cached."""
+    return a.dim() == 3 and a.shape[-1] != 0 and bias is None and activation == "none" and scales == (None, None) \
+        and not validation.traced(a) and rules.batch_slices(device.facts(a.device), a, b, captured)
+
+
 def new_out(a, b, out_dtype=None) -> torch.Tensor:
     """An uninitialized result for a @ b: a's leading dims and b's last, of out_dtype or a's dtype.
     (new_empty: torch.empty's parsing of dtype and device costs 0.7 us more on the host.)"""
@@ -98,9 +104,13 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
     "gluon cluster" (rules.gluon, rules.gluon_as_given; the config launch.gluon_config's),
-    with "+staged" when operands are copied first. FP8 products need their scales and out_dtype (a's dtype when
-    None), as product takes them: both are part of the tuning key, and other ones name another product, whose config
-    is looked up (and, where tuning is on and nothing is cached, tuned) instead."""
+    with "+staged" when operands are copied first and "+sliced" (an entry's config) when a batch runs an entry at a
+    time. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
+    of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
+    nothing is cached, tuned) instead."""
+    if sliced(a, b, bias, activation, scales, captured):  # as product runs it: each entry alone
+        cfg, path = chosen(a[0], b[0], precision, captured=captured)
+        return cfg, path + "+sliced"
     out = new_out(a, b, out_dtype)
     with device.on_device(a.device):
         schedule = as_given_gluon(a, b, out, bias, activation, scales, captured)

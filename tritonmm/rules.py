@@ -165,6 +165,8 @@ def batch_slices(facts, a, b, captured: bool) -> bool:
     N = layout.hint(b.shape[-1])
     if Z < 2 or not facts.tma or batched_tma(facts, a, b, captured):
         return False
+    if cdiv(M, 128) * cdiv(N, 128) < thresholds.for_device(facts).batch_slice_min_fill * facts.num_sms:
+        return False  # an entry alone would leave SMs idle that the batch's one launch fills
     return tma_path(facts, M, N, K, layout.tma_copy_bytes(a[0], b[0]), captured, layout.narrowest_read(a[0], b[0]))
 
 

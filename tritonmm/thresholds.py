@@ -53,6 +53,10 @@ class Thresholds(NamedTuple):
     tma_shift: bool = True
     # Batches TMA can read as they are run on the TMA kernel in one launch (design.md: batched-tma).
     batched_tma: bool = True
+    # Other batches run as one product per entry (design.md: batched-slices) only where each entry's 128x128 tiles
+    # reach this share of the SMs; 0: at any size, as set on mixture-of-experts batches (a knob to measure the
+    # attention-like batches of few columns that ran slower sliced: batched-slices).
+    batch_slice_min_fill: float = 0.0
     # Programmatic dependent launch on Hopper (design.md: pdl).
     pdl: bool = True
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
