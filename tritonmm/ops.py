@@ -74,9 +74,7 @@ def _repeated(a, b, out, input_precision, matrices=False):
     """mm's and matmul's repeat of a product seen before: (its result, or None to take the full path; native's
     answer, which _remembered takes). From C++ where it repeats a plain a @ b (no precision: C++ keys none; out=
     where C++ takes it, native.repeat_mm), else from the launch cache (relaunch.lookup)."""
-    if out is not None and library.records_grad(a, b):
-        return None, False  # the full path's checks refuse it (out= records no gradient)
-    known = False
+    known = False  # mm and matmul come here only where _needs_op is false: no gradient to record
     if input_precision is None and isinstance(a, torch.Tensor) and a.dim() == 2:
         known = native.repeat_mm(a, b, out)
         if isinstance(known, torch.Tensor):
