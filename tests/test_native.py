@@ -187,9 +187,10 @@ def _rel(c, ref) -> float:
 @pytest.mark.parametrize("M,N,K", [(8, 1000, 4096), (37, 2056, 777)])
 def test_gpu_out_repeats_from_cpp_where_it_may(repeating, fn, M, N, K):
     """out= from the first call: the product is planned in Python into out and remembered, then repeated from C++
-    into each NaN-filled out, every result against float64. C++ leaves to Python (which stays correct, or refuses
-    as it does) an out of other strides, one not 16-byte aligned, one sharing memory with an operand, and one when
-    a gradient is asked for (out= records none): the last refused even after the product was repeated."""
+    into each NaN-filled out, every result against float64. C++ leaves to Python (repeat_mm's False; Python stays
+    correct, or refuses as torch does) an out of other strides, one not 16-byte aligned, one sharing bytes with an
+    operand (through its storage or another), and one where a gradient is asked for (by an input or by out: out=
+    records none), refused even after the product was repeated."""
     op = getattr(tritonmm, fn)
     b = (torch.randn(N, K, device="cuda").bfloat16() / K ** 0.5).T
     repeated = native.stats()[3]
@@ -206,15 +207,44 @@ def test_gpu_out_repeats_from_cpp_where_it_may(repeating, fn, M, N, K):
     column_major = torch.full((N, M), float("nan"), device="cuda", dtype=torch.bfloat16).T
     offset = torch.full((M * N + 1,), float("nan"), device="cuda", dtype=torch.bfloat16)[1:].view(M, N)
     for out in (column_major, offset):
+        assert native.repeat_mm(a, b, out) is False  # C++ leaves it to Python
         assert op(a, b, out=out) is out and _rel(out, ref) < BOUND[a.dtype]
-    shared = torch.randn(M * max(K, N), device="cuda").bfloat16()  # a and out views of one buffer, a as known
-    with pytest.raises(ValueError, match="out overlaps input a"):
-        op(shared[:M * K].view(M, K), b, out=shared[:M * N].view(M, N))
+    # a and out views of one buffer, a as known; then out over the same bytes through a second storage (DLPack's)
+    shared = torch.randn(M * max(K, N), device="cuda").bfloat16()
+    a_shared, out_shared = shared[:M * K].view(M, K), shared[:M * N].view(M, N)
+    alias = torch.from_dlpack(shared)[:M * N].view(M, N)
+    assert alias.untyped_storage()._cdata != shared.untyped_storage()._cdata
+    for out in (out_shared, alias):
+        assert native.repeat_mm(a_shared, b, out) is False
+        with pytest.raises(ValueError, match="out overlaps input a"):
+            op(a_shared, b, out=out)
     grad_a = a.clone().requires_grad_()
     with torch.no_grad():
         assert _rel(op(grad_a, b, out=into), ref) < BOUND[a.dtype]  # no gradient asked: repeated
+    assert native.repeat_mm(grad_a, b, into) is False
     with pytest.raises(ValueError, match="out= does not record a gradient"):
         op(grad_a, b, out=into)
+    grad_out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16).requires_grad_()
+    assert native.repeat_mm(a, b, grad_out) is False
+    with pytest.raises(ValueError, match="out= does not record a gradient"):
+        op(a, b, out=grad_out)
+
+
+@pytest.mark.gpu
+def test_gpu_a_row_into_a_wider_out_leaves_no_odd_layout_behind(repeating):
+    """One row into an out of strides (2N, 1), which is_contiguous() passes: C++ must not learn that layout, so
+    later calls without out= (from C++) get torch's (N, 1), and every result is right."""
+    N, K = 1000, 4096
+    a, b = torch.randn(1, K, device="cuda").bfloat16(), torch.randn(K, N, device="cuda").bfloat16() / K ** 0.5
+    ref = a.double() @ b.double()
+    wide = torch.full((1, 2 * N), float("nan"), device="cuda", dtype=torch.bfloat16)[:, :N]
+    assert wide.is_contiguous() and wide.stride() == (2 * N, 1)
+    assert tritonmm.mm(a, b, out=wide) is wide and _rel(wide, ref) < BOUND[a.dtype]
+    repeated = native.stats()[3]
+    for _ in range(2):  # planned in Python and remembered, then repeated from C++
+        c = tritonmm.mm(a, b)
+        assert c.stride() == (N, 1) and _rel(c, ref) < BOUND[a.dtype]
+    assert native.stats()[3] == repeated + 1
 
 
 @pytest.mark.gpu

@@ -76,6 +76,20 @@ def test_out_with_a_gradient_is_refused(device):
         tritonmm.mm(a, ok(device, 6, 5), out=torch.empty(4, 5, device=device))
 
 
+def test_out_that_requires_a_gradient_is_refused_as_torch_refuses_it(device):
+    """torch.mm refuses an out that requires a gradient while autograd records: so does tritonmm, also after the
+    same product ran into an out of the same layout (the launch cache's key holds no gradient flag), and under
+    no_grad it runs."""
+    a, b = ok(device, 4, 6), ok(device, 6, 5)
+    for op in (tritonmm.mm, tritonmm.matmul):
+        op(a, b, out=torch.empty(4, 5, device=device))
+        out = torch.full((4, 5), float("nan"), device=device).requires_grad_()
+        with pytest.raises(ValueError, match="out= does not record a gradient"):
+            op(a, b, out=out)
+        with torch.no_grad():
+            assert op(a, b, out=out) is out and torch.allclose(out, a @ b, atol=1e-2, rtol=1e-2)
+
+
 @pytest.mark.parametrize("make_out, exc, words", [
     (lambda a, d: "x", TypeError, ["out must be a torch.Tensor"]),
     (lambda a, d: torch.empty(3, 3, device=d), ValueError, ["out has shape (3, 3)", "(4, 5)"]),

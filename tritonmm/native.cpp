@@ -17,7 +17,6 @@
 // signature order, then the global and profile scratch pointers (null: kernels that need scratch are not
 // taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute.
 #include <torch/extension.h>
-#include <ATen/MemoryOverlap.h>
 #include <torch/library.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -30,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -133,19 +133,35 @@ LaunchEx launch_ex() {
   return fn;
 }
 
+// Whether two tensors touch a common byte: their [first, last + 1) byte ranges meet (kernels.overlaps, which
+// Python's checks ask). Addresses, not storages: views of one allocation through two storages are caught too.
+bool overlaps(const at::Tensor& x, const at::Tensor& y) {
+  if (x.numel() == 0 || y.numel() == 0) return false;
+  auto range = [](const at::Tensor& t) {
+    int64_t last = 0;  // torch's strides are never negative
+    for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+    const auto start = reinterpret_cast<uintptr_t>(t.data_ptr());
+    return std::make_pair(start, start + static_cast<uintptr_t>((last + 1) * t.element_size()));
+  };
+  const auto [x0, x1] = range(x);
+  const auto [y0, y1] = range(y);
+  return x0 < y1 && y0 < x1;
+}
+
 // Whether an out= tensor may take an entry's launches: the layout the entry allocates (sizes, strides, a's dtype
-// and device), 16-byte aligned as the launches' pointers were specialized, no gradient asked for (out= records
-// none: Python's checks say so) and no memory shared with an operand (torch's out= rule; Python's checks name it).
+// and device), 16-byte aligned as the launches' pointers were specialized, no gradient asked for (torch's out=
+// rule: no argument, out included, requires one while autograd records; Python's checks say so) and no byte
+// shared with an operand (torch's out= rule; Python's checks name it).
 bool takes_out(const Entry& e, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                const at::Tensor* bias) {
   if (out.scalar_type() != a.scalar_type() || out.device() != a.device() || low_bits(out) != 0 ||
       out.sizes() != at::IntArrayRef(e.out_sizes) || out.strides() != at::IntArrayRef(e.out_strides))
     return false;
-  if (out.requires_grad() ||
-      (at::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad() || (bias && bias->requires_grad()))))
+  if (at::GradMode::is_enabled() &&
+      (out.requires_grad() || a.requires_grad() || b.requires_grad() || (bias && bias->requires_grad())))
     return false;
   for (const at::Tensor* t : {&a, &b, bias})
-    if (t && at::get_overlap_status(out, *t) != at::MemOverlapStatus::No) return false;
+    if (t && overlaps(out, *t)) return false;
   return true;
 }
 

@@ -33,8 +33,9 @@ def _as_list(pinned):
 
 
 def _no_grad_out(out, *tensors):
-    if out is not None and library.records_grad(*tensors):
-        raise ValueError("out= does not record a gradient, and an input requires one; call without out=, "
+    """torch's rule for out=: no argument, out included, may require a gradient while autograd records."""
+    if out is not None and library.records_grad(out, *tensors):
+        raise ValueError("out= does not record a gradient, and out or an input requires one; call without out=, "
                          "or under torch.no_grad()")
 
 
@@ -60,7 +61,9 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     tuning; otherwise the config comes from the tuning cache, tuning, or a heuristic.
     """
     known = False  # native.repeat_mm's answer: None, a product C++ has not seen yet
-    if config is None and not _needs_op(a, b):  # a plain eager call of a product seen before: from the launch cache
+    # A plain eager call of a product seen before: from the launch cache (an out that requires a gradient: the
+    # full path, whose check refuses it as torch.mm does)
+    if config is None and not _needs_op(a, b, out):
         c, known = _repeated(a, b, out, input_precision, matrices=True)
         if c is not None:
             return c
@@ -85,10 +88,11 @@ def _repeated(a, b, out, input_precision, matrices=False):
 
 def _remembered(c, known, a, b, out=None):
     """c, the result of a @ b just run in Python (into out where given); where C++ did not know the product yet
-    (known None), it is told how to repeat it. From an out= call only where out is laid out as the result would
-    be allocated (contiguous, 128-byte aligned as the allocator's blocks are): C++ allocates calls without out= as
-    the entry says, and the planner may read the result's row alignment."""
-    if known is None and (out is None or (out.is_contiguous() and out.data_ptr() % 128 == 0)):
+    (known None), it is told how to repeat it. From an out= call only where out is laid out as a result is
+    allocated, strides (N, 1) exactly (is_contiguous() also passes (2N, 1) for one row) and 16-byte aligned: C++
+    allocates the calls without out= as the entry says, and the planner reads only the pointer's 16-byte
+    alignment (layout.py), so the plan made for out holds for the allocator's blocks."""
+    if known is None and (out is None or (out.stride() == (out.shape[1], 1) and out.data_ptr() % 16 == 0)):
         _remember_native(a, b, None, out=out)
     return c
 
@@ -120,7 +124,7 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     batch stride of 0. ``out``, ``config`` and ``input_precision`` as for mm.
     """
     known = False
-    if config is None and not _needs_op(a, b):  # as mm's
+    if config is None and not _needs_op(a, b, out):  # as mm's
         c, known = _repeated(a, b, out, input_precision)
         if c is not None:
             return c
