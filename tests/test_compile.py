@@ -553,7 +553,8 @@ def test_gpu_function_compiled_before_enabling_runs_tritonmm():
 
 # transformers' LlamaForCausalLM (optional: where transformers is installed), built from a config with random
 # weights, small and of sizes no other test compiles; sdpa attention (transformers' default), so its products
-# are the projections, the MLP and the head: 15 in the forward pass, 30 in the backward.
+# are the projections, the MLP and the head: 15 in the forward pass, 30 in the backward (and attention's where
+# torch's lowering decomposes sdpa into products).
 
 def make_llama(dtype, device, attention="sdpa"):
     transformers = pytest.importorskip("transformers")
@@ -576,7 +577,8 @@ def llama_step(fn, model, ids):
 
 def test_compiled_llama_runs_every_projection_on_tritonmm(launches, rewritten):
     """Compiled in default mode under the switch: no aten product is left in the forward or backward graphs, each
-    of the projections' and the head's products is rewritten (15 forward, 30 backward) and runs on tritonmm, and
+    of the projections' and the head's products is rewritten (15 forward, 30 backward, with attention's where sdpa
+    is decomposed) and every rewritten one runs on tritonmm, and
     logits, loss and gradients are float64's within float32's bound."""
     model, ids = make_llama(torch.float32, DEVICE)
     model64 = float64_copy(model)
@@ -586,8 +588,11 @@ def test_compiled_llama_runs_every_projection_on_tritonmm(launches, rewritten):
     assert rewritten, "the pass saw no graph"
     for graph in rewritten:
         assert not PRODUCTS & set(targets(graph)), "an aten product is left for inductor"
-    assert [targets(graph).count(PRODUCT) for graph in rewritten] == [15, 30]
-    assert launches.count(DEVICE) == 45
+    forward, backward = (targets(graph).count(PRODUCT) for graph in rewritten)
+    # Attention's products join them where the graph decomposes sdpa (seen: 20 and 38 with the GPU machine's torch
+    # 2.11 and its transformers; 15 and 30 with torch 2.14 and transformers 5.24)
+    assert forward >= 15 and backward >= 30, (forward, backward)
+    assert launches.count(DEVICE) == forward + backward
     names = ["logits", "loss", *(n for n, _ in model.named_parameters())]
     for name, g, w in zip(names, got, want):
         assert rel(g, w) < BOUND[torch.float32], name
