@@ -3,6 +3,7 @@
     python -m bench.ab --set gluon_wide_min_macs=inf --sizes 1000-2500 --draw 10 --changed 12 --seed 1503
     python -m bench.ab --set stream_model=false --rows 2-64 --sizes 4096-14336 --draw 24 --seed 1801   # decode
     python -m bench.ab --set gluon_wide_row_fill=0 --rows 128-400 --sizes 4096-16896 --draw 0 --changed 12 --seed 1901
+    python -m bench.ab --set batch_slice_min_fill=1 --batched --draw 12 --changed 12 --seed 2601
 
 A rule is kept where it helps products it was not fitted on, so it is checked here on products drawn with a
 seed not used before. --draw products of sizes uniform in --sizes (every other one's sizes snapped to multiples
@@ -11,9 +12,11 @@ thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes'
 thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn; with
 --dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws decode-like products
 instead (draw_rows; the changed ones too), gives each way's share of the read bandwidth (its least bytes over
-its time), and groups the products whose weight rows are 16-byte aligned (K a multiple of 8).
+its time), and groups the products whose weight rows are 16-byte aligned (K a multiple of 8). --batched draws
+batched products instead, as the sweep draws them (sweep.draw_one: attention's q @ k.T and p @ v over 8-128
+heads, a mixture of experts' 4-16 x @ W.T; sizes of every class), against torch.bmm; the changed ones too.
 
-Each product runs three ways, in one process: torch.mm, tritonmm as shipped, tritonmm under --set
+Each product runs three ways, in one process: torch.mm (torch.bmm), tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
 alive with its graph), timed in interleaved rounds, each starting one way further along (read-flushed device time,
 medians), checked against float64 after an eager call and after the graphs' replays.
@@ -77,6 +80,17 @@ def draw(rng: random.Random, n: int, lo: int, hi: int, dtypes=KINDS["16bit"]) ->
     return shapes
 
 
+def draw_batched(rng: random.Random, n: int, dtypes=KINDS["16bit"]) -> list:
+    """n batched products as the sweep's draw makes them (sweep.draw_one's "batched" kind), each of a class drawn
+    from sweep.CLASSES, at most sweep.DRAW_MAX_MACS; dtype drawn."""
+    shapes = []
+    while len(shapes) < n:
+        shape = sweep.draw_one(rng, "batched", rng.choice(sweep.CLASSES))
+        if shape.macs <= sweep.DRAW_MAX_MACS:
+            shapes.append((shape._replace(kind="drawn"), rng.choice(dtypes)))
+    return shapes
+
+
 def draw_rows(rng: random.Random, n: int, rows: tuple, lo: int, hi: int, dtypes=KINDS["16bit"]) -> list:
     """n decode-like products x @ W.T (NT): M log-uniform in rows, the weight's N and K uniform in lo..hi, every
     other weight's sizes multiples of 8; dtype drawn."""
@@ -104,24 +118,28 @@ def _multiple_of_8(x: int, lo: int, hi: int) -> int:
 
 
 def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000,
-                 dtypes=KINDS["16bit"], rows=None, captured: bool = True) -> list:
+                 dtypes=KINDS["16bit"], rows=None, captured: bool = True, batched: bool = False) -> list:
     """n products whose plan (kernel path and config, captured or in an eager call) differs under changes; sizes as
-    the module says, or with ``rows`` (LO, HI) decode-like ones as draw_rows draws them. Planned with the default
-    configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
+    the module says, with ``rows`` (LO, HI) decode-like ones as draw_rows draws them, or ``batched`` ones as
+    draw_batched does. Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is
+    tuned to be dropped."""
     shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
     try:
-        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured)
+        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured, batched)
     finally:
         if saved is not None:
             os.environ["TRITONMM_AUTOTUNE"] = saved
     return shapes
 
 
-def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured):
+def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured, batched):
     for _ in range(tries):
         if len(shapes) == n:
             break
-        if rows:
+        if batched:
+            drawn, dtype = draw_batched(rng, 1, dtypes)[0]
+            shape = drawn._replace(kind="changed")
+        elif rows:
             drawn, dtype = draw_rows(rng, 1, rows, lo, hi, dtypes)[0]
             shape = drawn._replace(kind="changed")
         else:
@@ -146,15 +164,16 @@ def _plan(a, b, changes: dict, dtype: str, captured: bool = True) -> str:
 
 def measure(shape, dtype: str, changes: dict, rounds: int, eager: bool = False) -> dict:
     dt = TORCH_DTYPES[dtype]
-    M, N, K = shape.M, shape.N, shape.K
-    sets = [sweep.operands(shape, dt) for _ in range(copies((M * K + K * N) * dt.itemsize))]
+    Z, M, N, K = shape.Z, shape.M, shape.N, shape.K
+    sets = [sweep.operands(shape, dt) for _ in range(copies(Z * (M * K + K * N) * dt.itemsize))]
     ref = sets[0][0].double() @ sets[0][1].double()
     ours = functools.partial(tritonmm.matmul, input_precision="tf32x3") if dtype == "tf32x3" else tritonmm.matmul
-    ways = {"torch": (torch.mm, {}), "shipped": (ours, {}), "changed": (ours, changes)}
+    ways = {"torch": (torch.bmm if Z > 1 else torch.mm, {}), "shipped": (ours, {}), "changed": (ours, changes)}
     graphs, outs, errs = {}, {}, {}
     for name, (fn, over) in ways.items():
         with thresholds.override(**over):
-            out = outs[name] = torch.full((M, N), float("nan"), device="cuda", dtype=dt)  # alive with its graph
+            out = outs[name] = torch.full(((Z,) if Z > 1 else ()) + (M, N), float("nan"), device="cuda",
+                                          dtype=dt)  # alive with its graph
             fn(*sets[0], out=out)
             errs[name] = rel_err(out, ref)
             graphs[name] = sweep._graph(lambda a, b, out=out, fn=fn: fn(a, b, out=out), sets)
@@ -176,8 +195,9 @@ def measure(shape, dtype: str, changes: dict, rounds: int, eager: bool = False) 
                 ok=all(e < BOUND[dtype] for e in (*errs.values(), *replayed.values())))
 
 
-def _k(row: dict) -> int:
-    return int(row["shape"].split("x")[-1])
+def _mnk(row: dict) -> tuple:
+    """(M, N, K) of a row, from its shape's text: "MxNxK", or "Zx(MxNxK)" for a batch (sweep.Shape.text)."""
+    return tuple(int(n) for n in row["shape"].rsplit("(", 1)[-1].rstrip(")").split("x"))
 
 
 def summary(rows: list) -> list:
@@ -185,10 +205,10 @@ def summary(rows: list) -> list:
     lines = []
     drawn = [r for r in rows if r["kind"] == "drawn"]
     if drawn and all("read_share" in r for r in drawn):  # --rows: x @ W.T, whose rows are K long but for C's
-        aligned_name, aligned = "drawn, weight rows 16-byte aligned", [r for r in drawn if _k(r) % 8 == 0]
+        aligned_name, aligned = "drawn, weight rows 16-byte aligned", [r for r in drawn if _mnk(r)[2] % 8 == 0]
     else:
         aligned_name = "drawn, sizes multiples of 8"
-        aligned = [r for r in drawn if all(int(x) % 8 == 0 for x in r["shape"].split("x"))]
+        aligned = [r for r in drawn if all(n % 8 == 0 for n in _mnk(r))]
     for name, group in (("drawn", drawn), (aligned_name, aligned),
                         ("changed", [r for r in rows if r["kind"] == "changed"])):
         if not group:
@@ -218,6 +238,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", help="LO-HI: draw decode-like products x @ W.T instead, M log-uniform in LO-HI "
                         "and the weight's sizes in --sizes (draw_rows); also prints each one's share of the read "
                         "bandwidth")
+    parser.add_argument("--batched", action="store_true", help="draw batched products instead, as the sweep draws "
+                        "them (draw_batched), against torch.bmm; --sizes does not apply")
     parser.add_argument("--eager", action="store_true", help="time eager calls, host time included, and change "
                         "products whose eager plan differs (default: CUDA-graph replays, captured plans)")
     parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
@@ -228,6 +250,8 @@ def main(argv=None) -> int:
         rows_range = parse_range(args.rows, "--rows", "2-64") if args.rows else None
     except ValueError as e:
         parser.error(str(e))
+    if args.batched and rows_range:
+        parser.error("--batched and --rows draw different products: give one")
     if not torch.cuda.is_available():
         print("bench.ab times products on a CUDA GPU; none is available here", file=sys.stderr)
         return 2
@@ -238,13 +262,15 @@ def main(argv=None) -> int:
         torch.backends.cuda.matmul.fp32_precision = "ieee"
     rng = random.Random(args.seed)
     dtypes = KINDS[args.dtype]
-    if rows_range:
+    if args.batched:
+        shapes = draw_batched(rng, args.draw, dtypes)
+    elif rows_range:
         shapes = draw_rows(rng, args.draw, rows_range, lo, hi, dtypes)
     else:
         shapes = draw(rng, args.draw, lo, hi, dtypes)
     if args.changed:
         shapes += draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes, rows=rows_range,
-                               captured=not args.eager)
+                               captured=not args.eager, batched=args.batched)
     if rows_range:
         read = read_bandwidth()
         print(f"read bandwidth {read / 1e9:.0f} GB/s (2 GiB summed)")

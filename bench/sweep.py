@@ -128,7 +128,7 @@ def _snap(x: float, cls: int) -> int:
     return (2 * max(0, round((x / cls - 1) / 2)) + 1) * cls
 
 
-def _draw_one(rng: random.Random, kind: str, cls: int) -> Shape:
+def draw_one(rng: random.Random, kind: str, cls: int) -> Shape:
     """One shape of kind whose class (shape_class) is cls; its sizes come uniformly or log-uniformly (a coin
     per shape) from the kind's range and are then moved to the nearest size of the class wanted."""
     uniform = rng.random() < 0.5
@@ -184,7 +184,7 @@ def draw(n: int, seed: int) -> list:
             classes = rng.sample(CLASSES, len(CLASSES))
         kind, cls = DRAW_KINDS[i % len(DRAW_KINDS)], classes[i % len(CLASSES)]
         for _ in range(_DRAW_TRIES):
-            shape = _draw_one(rng, kind, cls)
+            shape = draw_one(rng, kind, cls)
             if shape.macs <= DRAW_MAX_MACS and _sizes(shape) not in taken:
                 break
         else:

@@ -899,6 +899,24 @@ def test_ab_changed_decode_products_are_drawn_as_decode_draws(monkeypatch):
         assert shape.layout == "NT" and shape.kind == "changed" and dtype in ("bf16", "fp16")
 
 
+def test_ab_batched_draw_is_the_sweeps_batched_kind(monkeypatch):
+    """bench.ab --batched: batches as the sweep draws them (attention over heads, experts' x @ W.T), seeded, at
+    most DRAW_MAX_MACS, of more than one class; --changed draws them too; with --rows it is a usage error."""
+    import random
+    from bench import ab, sweep
+    first = ab.draw_batched(random.Random(7), 16)
+    assert first == ab.draw_batched(random.Random(7), 16) and first != ab.draw_batched(random.Random(8), 16)
+    assert all(s.Z > 1 and s.macs <= sweep.DRAW_MAX_MACS and s.kind == "drawn" and d in ("bf16", "fp16")
+               for s, d in first)
+    assert len({sweep.shape_class(s) for s, _ in first}) > 2 and {s.layout for s, _ in first} == {"NN", "NT"}
+    monkeypatch.setattr(sweep, "operands", lambda shape, dtype: (shape, None))
+    monkeypatch.setattr(ab, "_plan", lambda shape, b, changes, dtype, captured: bool(changes) and shape.N < 200)
+    changed = ab.draw_changed(random.Random(3), 4, 1000, 2500, {"batch_slice_min_fill": 1.0}, batched=True)
+    assert len(changed) == 4 and all(s.Z > 1 and s.N < 200 and s.kind == "changed" for s, _ in changed)
+    with pytest.raises(SystemExit):
+        ab.main(["--set", "batch_slice_min_fill=1", "--batched", "--rows", "2-64", "--seed", "1"])
+
+
 def test_rounds_rotate_the_order_of_the_ways():
     from bench import common
     ways = ["torch", "shipped", "changed"]
@@ -912,12 +930,16 @@ def test_ab_summary_compares_both_ways_per_group():
     from bench import ab
     rows = [dict(kind="drawn", shape="1000x1000x1000", us=dict(torch=10.0, shipped=10.0, changed=20.0)),
             dict(kind="drawn", shape="1001x1000x1000", us=dict(torch=10.0, shipped=5.0, changed=5.0)),
-            dict(kind="changed", shape="2048x2048x1024", us=dict(torch=10.0, shipped=12.5, changed=10.0))]
-    lines = ab.summary(rows)
+            dict(kind="changed", shape="2048x2048x1024", us=dict(torch=10.0, shipped=12.5, changed=10.0)),
+            dict(kind="drawn", shape="32x(2350x80x2350)", us=dict(torch=10.0, shipped=10.0, changed=10.0)),
+            dict(kind="drawn", shape="8x(4096x128x4096)", us=dict(torch=10.0, shipped=20.0, changed=10.0))]
+    lines = ab.summary(rows[:3])
     assert lines[0].startswith("drawn (2): x torch.mm shipped 1.414 (min 1.000), changed 1.000 (min 0.500)")
     assert lines[0].endswith("shipped ahead on 1")
     assert lines[1].startswith("drawn, sizes multiples of 8 (1): x torch.mm shipped 1.000")
     assert lines[2].startswith("changed (1): x torch.mm shipped 0.800 (min 0.800), changed 1.000")
+    batches = ab.summary(rows[3:])  # a batch's sizes from its text, Zx(MxNxK)
+    assert batches[1].startswith("drawn, sizes multiples of 8 (1): x torch.mm shipped 0.500")
 
 
 def test_ab_summary_gives_the_read_share_of_decode_draws():
