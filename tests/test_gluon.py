@@ -253,6 +253,7 @@ def test_planner_rule_takes_large_plain_products_where_gluon_runs(monkeypatch):
     a, b, w = torch.empty(128, 64, **bf), torch.empty(64, 136, **bf), torch.empty(136, 64, **bf)
     assert not _rule(a, b)  # below gluon_min_macs (2**37)
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_fill", 0)  # any tiles (gluon-fill)
     assert _rule(a, b) and _rule(a, w.T) and _rule(a.half(), b.half())
     assert not _rule(torch.empty(64, 128, **bf).T, b)  # A transposed: the kernel reads A row-major only
     assert not _rule(a, b, bias=torch.empty(136, **bf)) and not _rule(a, b, activation="relu")
@@ -296,7 +297,13 @@ def test_wide_rule_takes_mid_size_products_whose_tiles_fill_their_waves(monkeypa
     assert schedule(300, 7168, 8192, weight=True) is None and schedule(308, 7168, 8192, weight=True) == "wide"
     with thresholds.override(gluon_wide_row_fill=0):
         assert schedule(128, 14336, 4096, weight=True) == "wide"
-    assert schedule(4096, 4096, 8192) == "cooperative-s3"  # gluon_min_macs
+    assert schedule(4096, 4096, 8192) == "cooperative-s3"  # gluon_min_macs; 512 tiles of 128x256: 97% of 4 waves
+    # Large, but their 128x256 tiles fill less than gluon_min_fill (90%) of their waves: the tl kernel's (gluon-fill)
+    assert schedule(1088, 4096, 128256) is None  # 144 tiles: 55% of two waves
+    assert schedule(1221, 8192, 32000) is None  # 320 tiles: 81% of three
+    assert schedule(448, 8192, 128256) == "cooperative-s3"  # 128 tiles: 97% of one
+    with thresholds.override(gluon_min_fill=0):
+        assert schedule(1088, 4096, 128256) == "cooperative-s3"
     assert schedule(1536, 1536, 1536, dtype=torch.float32) is None
     with thresholds.override(gluon_wide_min_macs=float("inf")):
         assert schedule(1536, 1536, 1536) is None
@@ -325,6 +332,7 @@ def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
     w = torch.empty(2104, 2056, **bf)  # x @ W.T: B's rows are W's, 4112 bytes
     assert not _cluster_rule(a, b_nn)  # below gluon_min_macs (2**37)
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 2 ** 32)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_fill", 0)  # any tiles (gluon-fill)
     assert _cluster_rule(a, b_nn) and _cluster_rule(a, w.T) and _cluster_rule(a.half(), b_nn.half())
     assert not _cluster_rule(a, torch.empty(2056, 2112, **bf))  # rows 4224 bytes apart: a multiple of 128
     assert not _cluster_rule(a, torch.empty(2056, 2128, **bf))  # 4256 bytes: 32 past 128, not realign's class
@@ -362,7 +370,7 @@ def test_wide_as_given_rule_takes_rows_tma_reads_slowly(monkeypatch):
     assert not takes(a, b, bias=torch.empty(1544, **bf)) and not takes(a.float(), b.float())
     assert not takes(torch.empty(1544, 1528, **bf).T, b)  # A transposed: the kernel reads A row-major
     assert not takes(a, b, on=device.DeviceFacts("NVIDIA A100", 108, 166912, False, False))
-    with thresholds.override(gluon_min_macs=2 ** 31):  # gluon's large class: its clusters, for B's rows
+    with thresholds.override(gluon_min_macs=2 ** 31, gluon_min_fill=0):  # gluon's large class: clusters, for B's rows
         assert not takes(a, b) and _cluster_rule(a, b)
     with thresholds.override(gluon_wide_as_given=False):
         assert not takes(a, b)
@@ -434,6 +442,7 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
                                                        ((1024, 1024, 2048), "cooperative-s3", "gluon", 0, False),
                                                        ((1000, 1032, 2184), "cluster", "gluon cluster", 0, True)):
         monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", min_macs)
+        monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_fill", 0)  # any tiles (gluon-fill)
         a, b = _operands(M, N, K, torch.bfloat16, layout, "cuda")
         out = _nan_out(M, N)
         assert tritonmm.mm(a, b, out=out) is out and rel_err(out, a, b) < BOUND[torch.bfloat16]
@@ -467,6 +476,7 @@ def test_gpu_planner_relaunches_gluon_on_staged_copies(monkeypatch):
     from tritonmm.planner import chosen
     calls = _gluon_runs(monkeypatch)
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_fill", 0)  # any tiles (gluon-fill)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_a", 0)
     torch.manual_seed(13)
     a, b = _operands(1000, 1024, 2184, torch.bfloat16, "NN", "cuda")

@@ -1401,8 +1401,12 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
     """A batch whose every entry would take the TMA kernel alone, but whose rows TMA cannot read as they are (K of
     47 halves: 94-byte rows), runs as one unbatched product per entry (rules.batch_slices), a broadcast operand
     included, into out's entries, as chosen() says; a batch of small entries keeps one launch of the batched pointer
-    kernel, and so does one whose entries' tiles fall short of batch_slice_min_fill of the SMs."""
+    kernel, and so does one whose entries' tiles fall short of batch_slice_min_fill of the SMs (as shipped, here: the
+    one 128x128 tile of an entry, on 4 stand-in SMs or a GPU's; lowered to 0 for the rest)."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
+    assert "sliced" not in planner.chosen(torch.empty(3, 40, 47, device=device).half(),
+                                          torch.empty(47, 56, device=device).half().expand(3, 47, 56), "native")[1]
+    monkeypatch.setitem(thresholds.OVERRIDES, "batch_slice_min_fill", 0)
     shapes = []
     real = Product.__init__
     monkeypatch.setattr(Product, "__init__", lambda self, a, *r, **k: shapes.append(tuple(a.shape)) or real(self, a, *r, **k))

@@ -187,7 +187,8 @@ def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
 def gluon(facts, a, b, c, bias, activation: str, scales):
     """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them:
     staged copies where it stages), or None: one _gluon_takes, on the cooperative schedule from gluon_min_macs
-    multiply-adds (design.md: gluon-gemm), below that on the wide one where _wide_fills (gluon-wide). Never a
+    multiply-adds where its tiles fill their waves (design.md: gluon-gemm, gluon-fill), below that on the wide one
+    where _wide_fills (gluon-wide). Never a
     product of fewer rows or columns than cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and
     192-row tiles are mostly empty rows (design.md: gluon-few-rows)."""
     if a.dim() != 2:
@@ -196,13 +197,23 @@ def gluon(facts, a, b, c, bias, activation: str, scales):
     if min(M, N) < cost_model.MIN_ROWS:
         return None
     th = thresholds.for_device(facts)
-    if M * N * K >= th.gluon_min_macs:
+    if M * N * K >= th.gluon_min_macs and _gluon_fills(facts.num_sms, M, N, th.gluon_min_fill):
         schedule = GLUON_SCHEDULE
     elif M * N * K >= th.gluon_wide_min_macs and _wide_fills(facts.num_sms, M, N, th):
         schedule = GLUON_WIDE_SCHEDULE
     else:
         return None
     return schedule if _gluon_takes(a, b, c, bias, activation, scales) else None
+
+
+def _gluon_fills(num_sms: int, M, N, least: float) -> bool:
+    """Whether the cooperative schedule's tiles of an M x N product fill at least ``least`` of their waves over the
+    SMs: it has no wave-tail split or slices of K, so a part-empty last wave costs it a whole round of tiles, which
+    the tl kernel's wave-tail split and cost model avoid (design.md: gluon-fill)."""
+    from .kernels import gluon_gemm
+    s = gluon_gemm.SCHEDULES[GLUON_SCHEDULE]
+    tiles = cdiv(M, s.tile_m) * cdiv(N, s.tile_n)
+    return tiles >= least * num_sms * cdiv(tiles, num_sms)
 
 
 def _wide_fills(num_sms: int, M, N, th) -> bool:

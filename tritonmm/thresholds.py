@@ -54,14 +54,16 @@ class Thresholds(NamedTuple):
     # Batches TMA can read as they are run on the TMA kernel in one launch (design.md: batched-tma).
     batched_tma: bool = True
     # Other batches run as one product per entry (design.md: batched-slices) only where each entry's 128x128 tiles
-    # reach this share of the SMs; 0: at any size, as set on mixture-of-experts batches (a knob to measure the
-    # attention-like batches of few columns that ran slower sliced: batched-slices).
-    batch_slice_min_fill: float = 0.0
+    # reach this share of the SMs: an entry alone fills the GPU. Below it the batch's one launch fills them (sliced,
+    # attention's p @ v of unaligned rows ran at 0.46-0.82x torch.bmm; one launch 0.99-1.42x).
+    batch_slice_min_fill: float = 1.0
     # Programmatic dependent launch on Hopper (design.md: pdl).
     pdl: bool = True
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
     # runs on Hopper (design.md: gluon-gemm); infinite: never.
     gluon_min_macs: float = 2 ** 37
+    # ... where its 128x256 tiles fill at least this share of their waves over the SMs (design.md: gluon-fill).
+    gluon_min_fill: float = 0.9
     # Below that, from this many, its wide schedule (192x128 tiles) runs products whose tiles it lays in at most
     # gluon_wide_waves waves over the SMs, the last at least gluon_wide_fill full, and whose rows fill its tiles' at
     # least gluon_wide_row_fill (design.md: gluon-wide, gluon-wide-rows).
