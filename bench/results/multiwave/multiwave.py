@@ -31,7 +31,6 @@ def one(shape):
     allc = list(dict.fromkeys([default, *cands, *extra]))
     with device.on_device(product.device):
         times = tuning._time_all(product, allc, graph=True, progress=None)
-    a, b = product.a, product.b
     o = torch.empty(shape.M, shape.N, device="cuda", dtype=torch.bfloat16)
     aa, bb = sweep.operands(shape, torch.bfloat16)
     t_torch = timing.median_ms(lambda: torch.mm(aa, bb, out=o), graph=True)
