@@ -187,10 +187,10 @@ def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
 def gluon(facts, a, b, c, bias, activation: str, scales):
     """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them:
     staged copies where it stages), or None: one _gluon_takes, on the cooperative schedule from gluon_min_macs
-    multiply-adds where its tiles fill their waves (design.md: gluon-gemm, gluon-fill), below that on the wide one
-    where _wide_fills (gluon-wide). Never a
-    product of fewer rows or columns than cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and
-    192-row tiles are mostly empty rows (design.md: gluon-few-rows)."""
+    multiply-adds where its tiles fill their waves (design.md: gluon-gemm, gluon-fill), else on the wide one from
+    gluon_wide_min_macs where _wide_fills (gluon-wide). Never a product of fewer rows or columns than
+    cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and 192-row tiles are mostly empty rows
+    (design.md: gluon-few-rows)."""
     if a.dim() != 2:
         return None
     (M, K), N = a.shape, b.shape[1]
