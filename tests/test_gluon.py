@@ -337,6 +337,14 @@ def test_cluster_rule_takes_b_rows_tma_reads_slowly(monkeypatch):
     assert not _cluster_rule(a, torch.empty(2056, 2112, **bf))  # rows 4224 bytes apart: a multiple of 128
     assert not _cluster_rule(a, torch.empty(2056, 2128, **bf))  # 4256 bytes: 32 past 128, not realign's class
     assert not _cluster_rule(a[:, :1032], b_nn[:1032])  # 2.2e9 multiply-adds
+    # At any fill of the waves (72 tiles of 128x256: 55% of one): gluon-fill bars the cooperative schedule only
+    monkeypatch.delitem(thresholds.OVERRIDES, "gluon_min_fill")
+    from tritonmm import rules
+    h100 = device.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
+    c = torch.empty(1024, 2104, **bf)
+    assert _cluster_rule(a, b_nn)
+    assert rules.gluon(h100, a, b_nn, c, None, "none", (None, None)) == rules.GLUON_WIDE_SCHEDULE  # 102 of 192x128
+    assert rules.gluon(h100, a, b_nn, c, None, "none", (None, None), fill=False) == rules.GLUON_SCHEDULE
     assert not _cluster_rule(a, b_nn, bias=torch.empty(2104, **bf)) and not _cluster_rule(a, b_nn, activation="relu")
     assert not _cluster_rule(torch.empty(2056, 1024, **bf).T, b_nn)  # A transposed: the kernel reads A row-major
     assert not _cluster_rule(a.float(), b_nn.float())

@@ -184,20 +184,20 @@ def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
     return gluon_gemm.available(a.device)[0]
 
 
-def gluon(facts, a, b, c, bias, activation: str, scales):
+def gluon(facts, a, b, c, bias, activation: str, scales, fill: bool = True):
     """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them:
     staged copies where it stages), or None: one _gluon_takes, on the cooperative schedule from gluon_min_macs
-    multiply-adds where its tiles fill their waves (design.md: gluon-gemm, gluon-fill), else on the wide one from
-    gluon_wide_min_macs where _wide_fills (gluon-wide). Never a product of fewer rows or columns than
-    cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and 192-row tiles are mostly empty rows
-    (design.md: gluon-few-rows)."""
+    multiply-adds where its tiles fill their waves (design.md: gluon-gemm, gluon-fill; ``fill`` False: at any
+    fill), else on the wide one from gluon_wide_min_macs where _wide_fills (gluon-wide). Never a product of fewer
+    rows or columns than cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and 192-row tiles
+    are mostly empty rows (design.md: gluon-few-rows)."""
     if a.dim() != 2:
         return None
     (M, K), N = a.shape, b.shape[1]
     if min(M, N) < cost_model.MIN_ROWS:
         return None
     th = thresholds.for_device(facts)
-    if M * N * K >= th.gluon_min_macs and _gluon_fills(facts.num_sms, M, N, th.gluon_min_fill):
+    if M * N * K >= th.gluon_min_macs and (not fill or _gluon_fills(facts.num_sms, M, N, th.gluon_min_fill)):
         schedule = GLUON_SCHEDULE
     elif M * N * K >= th.gluon_wide_min_macs and _wide_fills(facts.num_sms, M, N, th):
         schedule = GLUON_WIDE_SCHEDULE
@@ -249,7 +249,9 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
     if not (slow_a or slow_b):
         return None
     th = thresholds.for_device(facts)
-    schedule = gluon(facts, a, b, c, bias, activation, scales)
+    # The large class at any fill: gluon-fill was set on rows TMA reads whole, and on these rows the clusters led
+    # at fills down to 78% (gluon-misaligned: 728x17600x19512 x @ W.T)
+    schedule = gluon(facts, a, b, c, bias, activation, scales, fill=False)
     if schedule == GLUON_SCHEDULE and slow_b and th.gluon_cluster:
         schedule = GLUON_CLUSTER_SCHEDULE
     elif schedule != GLUON_WIDE_SCHEDULE or not th.gluon_wide_as_given:
