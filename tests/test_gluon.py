@@ -375,6 +375,9 @@ def test_wide_as_given_rule_takes_rows_tma_reads_slowly(monkeypatch):
     assert not takes(torch.empty(1528, 1536, **bf), torch.empty(1536, 1536, **bf))  # rows 3072 bytes apart
     assert not takes(torch.empty(1528, 1552, **bf), torch.empty(1552, 1552, **bf))  # 3104: 32 past 128
     assert not takes(torch.empty(2216, 1544, **bf), torch.empty(1544, 1480, **bf))  # 144 tiles: two waves
+    # Large, but 64 tiles of 128x256 fill 48% of a wave (gluon-fill): rules.gluon gives it the wide schedule (96
+    # tiles of 192x128), which reads A's rows as they are here too (131088 bytes: 16 past 32)
+    assert takes(torch.empty(1024, 65544, **bf), torch.empty(65544, 2048, **bf))
     assert not takes(a, b, bias=torch.empty(1544, **bf)) and not takes(a.float(), b.float())
     assert not takes(torch.empty(1544, 1528, **bf).T, b)  # A transposed: the kernel reads A row-major
     assert not takes(a, b, on=device.DeviceFacts("NVIDIA A100", 108, 166912, False, False))

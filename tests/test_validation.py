@@ -90,6 +90,22 @@ def test_out_that_requires_a_gradient_is_refused_as_torch_refuses_it(device):
             assert op(a, b, out=out) is out and torch.allclose(out, a @ b, atol=1e-2, rtol=1e-2)
 
 
+def test_a_written_out_tells_autograd_as_torch_does(device):
+    """out= bumps out's version, as torch's out= kernels do: a backward that saved out then refuses to run on the new
+    values instead of computing a wrong gradient. mm and matmul, 2-D and batched, first calls and repeats."""
+    w = ok(device, 3, 4, 5).requires_grad_()
+    for op, a, b in ((tritonmm.mm, ok(device, 4, 6), ok(device, 6, 5)), (tritonmm.matmul, ok(device, 4, 6),
+                                                                          ok(device, 6, 5)),
+                     (tritonmm.matmul, ok(device, 3, 4, 6), ok(device, 6, 5))):
+        for _ in range(2):
+            out = torch.full((*a.shape[:-1], 5), float("nan"), device=device)
+            loss = (w * out).sum()  # autograd saves out for w's gradient
+            version = out._version
+            assert op(a, b, out=out) is out and out._version > version
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                loss.backward()
+
+
 @pytest.mark.parametrize("make_out, exc, words", [
     (lambda a, d: "x", TypeError, ["out must be a torch.Tensor"]),
     (lambda a, d: torch.empty(3, 3, device=d), ValueError, ["out has shape (3, 3)", "(4, 5)"]),

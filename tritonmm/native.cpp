@@ -204,6 +204,9 @@ at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const a
     TORCH_CHECK(status == CUDA_SUCCESS, "tritonmm native dispatch: cuLaunchKernelEx failed with CUresult ",
                 static_cast<int>(status));
   }
+  // As torch's out= kernels do: autograd sees out changed, and a backward that saved it refuses to run on it
+  // (an inference tensor has no version to bump)
+  if (given && !given->is_inference()) given->unsafeGetTensorImpl()->bump_version();
   return out;
 }
 

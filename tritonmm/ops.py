@@ -12,6 +12,7 @@ and that earlier call passed them.
 import math
 
 import torch
+from torch.autograd.graph import increment_version
 
 from . import config_space, library, native, planner, relaunch, validation
 from .precision import resolve_precision, set_float32_default
@@ -37,6 +38,15 @@ def _no_grad_out(out, *tensors):
     if out is not None and library.records_grad(out, *tensors):
         raise ValueError("out= does not record a gradient, and out or an input requires one; call without out=, "
                          "or under torch.no_grad()")
+
+
+def _written(c, out):
+    """c, after tritonmm's kernels wrote it into out (where given), eagerly: out's version bumped as torch's out=
+    kernels bump it, so that a backward that saved out refuses to run on the new values (copy_ bumps its own, and
+    native.cpp its own)."""
+    if out is not None:
+        increment_version(out)
+    return c
 
 
 def set_float32_precision(precision):
@@ -83,7 +93,7 @@ def _repeated(a, b, out, input_precision, matrices=False):
         if isinstance(known, torch.Tensor):
             return known, known
     c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=matrices)
-    return (None if c is None else _remembered(c, known, a, b, out)), known
+    return (None if c is None else _written(_remembered(c, known, a, b, out), out)), known
 
 
 def _remembered(c, known, a, b, out=None):
@@ -102,7 +112,7 @@ def _mm(a, b, precision, pinned, out=None):
     if _needs_op(a, b):
         c = library.apply("mm" if a.dim() == 2 else "bmm", a, b, precision, _as_list(pinned))
         return c if out is None else out.copy_(c)
-    return planner.product(a, b, precision=precision, out=out, config=pinned)
+    return _written(planner.product(a, b, precision=precision, out=out, config=pinned), out)
 
 
 def _as_shape(out, shape):

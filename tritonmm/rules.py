@@ -238,7 +238,8 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
     - gluon's large class (gluon_min_macs) with such B rows: the 2-CTA cluster schedule, which loads each B tile
       once for both CTAs (multicast), halving the L2 requests such rows cost (threshold gluon_cluster;
       design.md: gluon-misaligned).
-    - gluon's wide class with such A or B rows: the wide schedule, where the copy is not paid back
+    - gluon's wide class with such A or B rows (and large products whose 128x256 tiles fill too little of their
+      waves, which rules.gluon gives the wide schedule): the wide schedule, where the copy is not paid back
       (threshold gluon_wide_as_given; design.md: gluon-wide-as-given). Where realign would not copy, the plan
       runs the same.
     """
@@ -249,10 +250,12 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
     if not (slow_a or slow_b):
         return None
     th = thresholds.for_device(facts)
-    # The large class at any fill: gluon-fill was set on rows TMA reads whole, and on these rows the clusters led
-    # at fills down to 78% (gluon-misaligned: 728x17600x19512 x @ W.T)
-    schedule = gluon(facts, a, b, c, bias, activation, scales, fill=False)
-    if schedule == GLUON_SCHEDULE and slow_b and th.gluon_cluster:
+    # The clusters' class at any fill: gluon-fill was set on rows TMA reads whole, and on these rows the clusters
+    # led at fills down to 78% (gluon-misaligned: 728x17600x19512 x @ W.T). Other large products below the bar may
+    # take the wide schedule, as rules.gluon gives it.
+    cluster = slow_b and th.gluon_cluster
+    schedule = gluon(facts, a, b, c, bias, activation, scales, fill=not cluster)
+    if schedule == GLUON_SCHEDULE and cluster:
         schedule = GLUON_CLUSTER_SCHEDULE
     elif schedule != GLUON_WIDE_SCHEDULE or not th.gluon_wide_as_given:
         return None
