@@ -216,7 +216,8 @@ def summary(rows: list) -> list:
         x = {w: [r["us"]["torch"] / r["us"][w] for r in group] for w in ("shipped", "changed")}
         gm = {w: math.exp(sum(map(math.log, v)) / len(v)) for w, v in x.items()}
         ahead = sum(s > c for s, c in zip(x["shipped"], x["changed"]))
-        lines.append(f"{name} ({len(group)}): x torch.mm shipped {gm['shipped']:.3f} (min {min(x['shipped']):.3f}), "
+        base = "torch.bmm" if all("(" in r["shape"] for r in group) else "torch.mm"  # batches: "Zx(MxNxK)"
+        lines.append(f"{name} ({len(group)}): x {base} shipped {gm['shipped']:.3f} (min {min(x['shipped']):.3f}), "
                      f"changed {gm['changed']:.3f} (min {min(x['changed']):.3f}); shipped ahead on {ahead}")
         if all("read_share" in r for r in group):
             lines.append("  share of the read bandwidth, median (min): " + ", ".join(

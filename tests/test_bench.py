@@ -939,7 +939,7 @@ def test_ab_summary_compares_both_ways_per_group():
     assert lines[1].startswith("drawn, sizes multiples of 8 (1): x torch.mm shipped 1.000")
     assert lines[2].startswith("changed (1): x torch.mm shipped 0.800 (min 0.800), changed 1.000")
     batches = ab.summary(rows[3:])  # a batch's sizes from its text, Zx(MxNxK)
-    assert batches[1].startswith("drawn, sizes multiples of 8 (1): x torch.mm shipped 0.500")
+    assert batches[1].startswith("drawn, sizes multiples of 8 (1): x torch.bmm shipped 0.500")
 
 
 def test_ab_summary_gives_the_read_share_of_decode_draws():
