@@ -212,8 +212,7 @@ def _gluon_fills(num_sms: int, M, N, least: float) -> bool:
     the tl kernel's wave-tail split and cost model avoid (design.md: gluon-fill)."""
     from .kernels import gluon_gemm
     s = gluon_gemm.SCHEDULES[GLUON_SCHEDULE]
-    tiles = cdiv(M, s.tile_m) * cdiv(N, s.tile_n)
-    return tiles >= least * num_sms * cdiv(tiles, num_sms)
+    return splits.wave_fill(cdiv(M, s.tile_m) * cdiv(N, s.tile_n), num_sms) >= least
 
 
 def _wide_fills(num_sms: int, M, N, th) -> bool:

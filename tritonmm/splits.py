@@ -61,7 +61,7 @@ def tma_slices(K: int, BLOCK_K: int, most: int) -> list:
     return [split for split in range(1, most + 1) if split == 1 or cdiv(K, BLOCK_K) // split >= TMA_SPLIT_MIN_STEPS]
 
 
-def _fill(units: int, num_sms: int) -> float:
+def wave_fill(units: int, num_sms: int) -> float:
     """How full the waves of ``units`` programs are on num_sms SMs."""
     return units / (num_sms * cdiv(units, num_sms))
 
@@ -72,13 +72,13 @@ def tma_split_for(M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, elem_bytes, num_sms, pays=
     K steps; else 1. The workspace must pay for itself: pays(split) where the device has a cost model
     (cost_model.tma_split_pays), else it stays within TMA_SPLIT_MAX_WORKSPACE of the operands."""
     tiles = cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)
-    if _fill(tiles, num_sms) >= TMA_SPLIT_MIN_FILL:
+    if wave_fill(tiles, num_sms) >= TMA_SPLIT_MIN_FILL:
         return 1
     operands = (M + N) * K * elem_bytes
     for split in range(2, MAX_SPLIT_K + 1):
         if cdiv(K, BLOCK_K) // split < TMA_SPLIT_MIN_STEPS:
             return 1
-        if _fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
+        if wave_fill(tiles * split, num_sms) >= TMA_SPLIT_MIN_FILL:
             paid = pays(split) if pays is not None else None
             if paid is None:
                 paid = split * M * N * 4 <= TMA_SPLIT_MAX_WORKSPACE * operands
