@@ -489,6 +489,7 @@ def test_gpu_planner_relaunches_gluon_on_staged_copies(monkeypatch):
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_macs", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "gluon_min_fill", 0)  # any tiles (gluon-fill)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_a", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "realign_eager_min_macs", 0)  # an eager call of any size (realign-eager)
     torch.manual_seed(13)
     a, b = _operands(1000, 1024, 2184, torch.bfloat16, "NN", "cuda")
     assert chosen(a, b, "native")[1] == "gluon+staged"

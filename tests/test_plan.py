@@ -1429,12 +1429,30 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
         assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
 
 
+def test_realign_counts_the_copys_fixed_cost_and_eager_calls_copy_only_large_products(device):
+    """rules.realign: a copy counts realign_fixed_bytes more than it moves, so a product just past the per-byte bar
+    is left as it is once that cost is counted; an eager call copies only from realign_eager_min_macs, a captured
+    one at any size."""
+    a, b = operands(40, 72, 56, torch.bfloat16, "NN", device)  # rows of 112 bytes: 16 past a multiple of 32
+    facts, moved = devices.facts(a.device), layout_module.copy_bytes(b)
+    macs = 100 * moved  # 100 multiply-adds per byte the copy of B moves
+    with thresholds.override(realign_min_macs_per_byte_b=100, realign_fixed_bytes=0, realign_eager_min_macs=0):
+        assert rules.realign(facts, b, macs, 1, True) and rules.realign(facts, b, macs, 1, False)
+    with thresholds.override(realign_min_macs_per_byte_b=100, realign_fixed_bytes=moved, realign_eager_min_macs=0):
+        assert not rules.realign(facts, b, macs, 1, True)
+        assert rules.realign(facts, b, 2 * macs, 1, True)
+    with thresholds.override(realign_min_macs_per_byte_b=100, realign_fixed_bytes=0, realign_eager_min_macs=macs + 1):
+        assert rules.realign(facts, b, macs, 1, True) and not rules.realign(facts, b, macs, 1, False)
+        assert rules.realign(facts, b, macs + 1, 1, False)
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_rows_not_128_byte_aligned_are_realigned_where_it_pays(layout, device, monkeypatch):
     """16-bit TMA operands whose rows are 16 but not 32 bytes apart are copied into 128-byte aligned rows where the
     product does enough multiply-adds per copied byte (rules.realign), A and B each by its own bar; rows 32 bytes
     apart or more never are; the result is the same product."""
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
+    monkeypatch.setitem(thresholds.OVERRIDES, "realign_eager_min_macs", 0)  # these eager products are tiny
     a, b = operands(40, 72, 56, torch.bfloat16, layout, device)  # rows of 112 (A) and 144 or 112 (B) bytes: 16 * odd
     for bar_a, bar_b, expected in ((0, 0, [True, True]), (0, float("inf"), [True, False]),
                                    (float("inf"), 0, [False, True]), (float("inf"), float("inf"), [False, False])):
@@ -1452,4 +1470,4 @@ def test_rows_not_128_byte_aligned_are_realigned_where_it_pays(layout, device, m
             kept = operands(40, n, k, torch.bfloat16, layout, device)
             assert Product(*kept, nan_out(40, n, torch.bfloat16, device), "native").stagers == [None, None], (n, k)
         f32 = operands(40, 72, 56, torch.float32, layout, device)
-        assert not any(rules.realign(devices.facts(f32[0].device), t, 10 ** 12, i) for i, t in enumerate(f32))
+        assert not any(rules.realign(devices.facts(f32[0].device), t, 10 ** 12, i, True) for i, t in enumerate(f32))

@@ -153,15 +153,15 @@ class Product:
         staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
         if not self._tma_rules(staged_bytes, self.captured, read_bytes):
             return
-        self.graph_only = self.captured and not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, False,
-                                                         read_bytes)
         # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here, those TMA
-        # cannot read and those whose rows it reads slowly (rules.realign).
+        # cannot read and those whose rows it reads slowly (rules.realign, which copies more in a CUDA graph).
         macs = self.M * self.N * self.K
-        copies = [staging.aligned_copy if source is None or (old is None and rules.realign(self.facts, source[0], macs, i))
-                  else None for i, (source, old) in enumerate(zip(sources, self.stagers))]
-        a, b = staging.stage(copies, a, b)
-        self.stagers = [new or old for new, old in zip(copies, self.stagers)]
+        copies = rules.tma_copies(self.facts, sources, self.stagers, macs, self.captured)
+        self.graph_only = self.captured and (copies != rules.tma_copies(self.facts, sources, self.stagers, macs, False)
+                                             or not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes,
+                                                                   False, read_bytes))
+        a, b = staging.stage([staging.aligned_copy if copy else None for copy in copies], a, b)
+        self.stagers = [staging.aligned_copy if new else old for new, old in zip(copies, self.stagers)]
         self._use_tma(a, b, c)
 
     def _use_tma(self, a, b, c):

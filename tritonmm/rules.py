@@ -12,7 +12,7 @@ in docs/design.md.
     runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
                      opaque-operator)
     realign          whether a TMA operand whose rows are not 128-byte aligned is copied into aligned ones
-                     (design.md: row-realign)
+                     (design.md: row-realign, realign-fixed-cost, realign-eager); tma_copies, every copy TMA needs
     batched_tma      whether a batch of products runs on the TMA kernel in one launch (design.md: batched-tma)
     batch_slices     whether a batch of products runs as one unbatched product per entry (design.md:
                      batched-slices)
@@ -106,16 +106,27 @@ def _slow_rows(source) -> bool:
     return source.element_size() == 2 and layout.row_bytes(source) % 32 == 16
 
 
-def realign(facts, source, macs: int, operand: int) -> bool:
+def realign(facts, source, macs: int, operand: int, captured: bool) -> bool:
     """Whether a 16-bit TMA source (tma_source's matrix) of operand 0 (A) or 1 (B), readable as it is, is copied
     into rows ROW_ALIGN_BYTES apart first: where its rows are 16 but not 32 bytes apart (rows 32 or 64 bytes
     apart cost the kernel too little to pay for the copy) and the product does enough multiply-adds per byte
-    the copy moves (realign_min_macs_per_byte_a / _b)."""
+    the copy moves (realign_min_macs_per_byte_a / _b), the copy's fixed cost counted as realign_fixed_bytes more;
+    eagerly (``captured`` False) only from realign_eager_min_macs, where the copy's host time is hidden."""
     if not _slow_rows(source):
         return False
     th = thresholds.for_device(facts)
+    if not captured and macs < th.realign_eager_min_macs:
+        return False
     bar = th.realign_min_macs_per_byte_b if operand else th.realign_min_macs_per_byte_a
-    return macs >= bar * layout.copy_bytes(source)
+    return macs >= bar * (layout.copy_bytes(source) + th.realign_fixed_bytes)
+
+
+def tma_copies(facts, sources, stagers, macs: int, captured: bool) -> list:
+    """Per operand of a product on the TMA path (``sources``: layout.tma_source of A and B, None where TMA cannot read
+    it as it is), whether it is copied into an aligned buffer first: where TMA cannot read it, or where it is the
+    caller's own (its stager None: not copied K-major already) and realign says so (``captured``: in a CUDA graph)."""
+    return [source is None or (stager is None and realign(facts, source[0], macs, i, captured))
+            for i, (source, stager) in enumerate(zip(sources, stagers))]
 
 
 def runs_opaque(a, b) -> bool:

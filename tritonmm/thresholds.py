@@ -43,6 +43,11 @@ class Thresholds(NamedTuple):
     # kernel about twice A's (design.md: row-realign).
     realign_min_macs_per_byte_a: float = 800
     realign_min_macs_per_byte_b: float = 300
+    # ... counting this many bytes more per copy: its launch and ramp, about 3 us at 3 TB/s, which a small product's
+    # gain does not repay (design.md: realign-fixed-cost); eager calls copy only from realign_eager_min_macs, where
+    # the kernel outlasts the copy's host time (design.md: realign-eager).
+    realign_fixed_bytes: float = 9e6
+    realign_eager_min_macs: float = 2 ** 34
     # tf32x3 on the TMA kernel splits its operands first from this intensity (design.md: tf32x3-presplit).
     tf32x3_split_min_macs_per_byte: float = 100
     # Products of at most this many 64x64 tiles per SM take the pointer kernel and split-K (design.md: few-tiles).
