@@ -3,14 +3,15 @@ path, repeating earlier calls' launches.
 
 Without a GPU: the extension compiles (CUDA's headers needed, no GPU), registers and unregisters its kernels.
 On the GPU: every result against float64 on first (Python) and repeated (C++) calls, over the pointer
-kernel, split-K's two launches and the one-row kernel, with and without a bias, through aten and through
-tritonmm.linear; what it leaves to Python (TMA launches, float32, capture, beta) stays correct; the thresholds'
-overrides and disable() forget or remove it.
+kernel, split-K's two launches, the one-row kernel, the TMA kernel (whole and in a wave-tail split) and the Gluon
+kernel, with and without a bias, through aten and through tritonmm.linear; what it leaves to Python (float32, capture,
+beta) stays correct; the thresholds' overrides and disable() forget or remove it.
 """
 from unittest import mock
 
 import pytest
 import torch
+import triton
 
 import tritonmm
 from tritonmm import fast_launch, native, relaunch, thresholds, tuning
@@ -258,13 +259,72 @@ def test_gpu_decode_products_repeat_from_cpp(repeating):
     assert native.stats()[3] == 2
 
 
+def _tail_product():
+    """Operands of a product the planner runs on the TMA kernel in a wave-tail split (two launches over row slices),
+    from a few candidates (the split is a property of the SM count)."""
+    from tritonmm import config_space, planner
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for M, N, K in ((3072, 768, 4160), (128 * (sms + 12), 128, 2048), (128 * (sms + 8), 256, 4096)):
+        a, b = torch.randn(K, M, device="cuda").bfloat16().T, torch.randn(K, N, device="cuda").bfloat16() / K ** 0.5
+        cfg, path = planner.chosen(a, b, "native")
+        if path == "tma" and config_space.tail(cfg):
+            return lambda: (torch.randn(K, M, device="cuda").bfloat16().T, b)
+    pytest.fail("no candidate runs a wave-tail split on the TMA kernel")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["tma", "tma NT", "tma tail", "gluon"])
+def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kernel):
+    """The TMA kernel (C stored through its descriptor or through pointers, a wave-tail split's two launches over row
+    slices) and the Gluon kernel repeat from C++ after their first call: the tensor maps encoded there over each
+    call's operands, fresh ones at other addresses each call, every result NaN-backed against float64, into out= too."""
+    inf = float("inf")
+    if kernel == "gluon":
+        from tritonmm.kernels import gluon_gemm
+        ok, reason = gluon_gemm.available()
+        if not ok:
+            pytest.skip(reason)
+        over = dict(gluon_min_macs=0, gluon_min_fill=0)
+    else:
+        over = dict(gluon_min_macs=inf, gluon_wide_min_macs=inf)
+    for name, value in over.items():
+        monkeypatch.setitem(thresholds.OVERRIDES, name, value)
+    if kernel == "tma tail":
+        operands = _tail_product()
+    else:
+        # C's rows 3088 bytes apart: stored through its descriptor; 3086 (x @ W.T): through pointers. Gluon's rows
+        # aligned: its clusters' class (rows 16 bytes past alignment) launches 2-CTA clusters, which C++ leaves be.
+        M, N, K = {"tma": (1030, 1544, 2056), "tma NT": (1030, 1543, 2056), "gluon": (1030, 1536, 2048)}[kernel]
+        w = torch.randn(N, K, device="cuda").bfloat16() / K ** 0.5
+        b = w.T if kernel == "tma NT" else w.T.contiguous()
+        operands = lambda: (torch.randn(M, K, device="cuda").bfloat16(), b)  # noqa: E731
+    from tritonmm import planner
+    path = planner.chosen(*operands(), "native")[1]
+    assert path == ("gluon" if kernel == "gluon" else "tma"), path
+    hits, repeated = native.stats()[0], native.stats()[3]
+    for _ in range(4):  # the first plans it in Python and describes it; the rest repeat from C++
+        a, b = operands()
+        ref = a.double() @ b.double()
+        nan_backed(ref.shape, a.dtype)
+        out = tritonmm.mm(a, b)
+        assert _rel(out, ref) < BOUND[a.dtype]
+    if native.describe(relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))) is None:
+        # Triton 3.6's launchers expand descriptors as describe does not take them (design.md: native-tma): the
+        # product stays Python's, and right; from 3.8 C++ must repeat it
+        assert tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8), "describe declined a TMA launch"
+        assert native.stats()[3] == repeated
+        return
+    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
+    a, b = operands()
+    ref, into = a.double() @ b.double(), torch.full(out.shape, float("nan"), device="cuda", dtype=a.dtype)
+    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+        assert tritonmm.mm(a, b, out=into) is into
+    assert _rel(into, ref) < BOUND[a.dtype]
+
+
 @pytest.mark.gpu
 def test_gpu_what_it_leaves_to_python_stays_correct(repeating):
-    """A product on the TMA kernel (descriptors), float32 and a captured product run through Python, correct."""
-    a, b = torch.randn(1030, 2048, device="cuda").bfloat16(), torch.randn(2048, 1536, device="cuda").bfloat16()
-    for _ in range(3):
-        check(a, b)
-    assert native.stats()[3] == 0  # its entry says: Python
+    """float32, beta and alpha other than 1, and a captured product run through Python, correct."""
     f_a, f_b = torch.randn(33, 65, device="cuda"), torch.randn(65, 17, device="cuda")
     counts = native.stats()[:2]
     check(f_a, f_b)
@@ -342,7 +402,7 @@ class _Kernel:
 
 
 def _compiled(signature, rest, **kw):
-    fields = dict(direct=object(), maps=(), tensors=None, metadata=(4, 1, 2048), flags=(False, True),
+    fields = dict(direct=object(), maps=(), descriptors=None, tensors=None, metadata=(4, 1, 2048), flags=(False, True),
                   kernel=_Kernel(signature), rest=rest, function=0xabc, grid=(7, 1, 1))
     fields.update(kw)
     return type("Compiled", (), fields)()
@@ -374,14 +434,56 @@ def test_describe_lays_out_triton_36_arguments():
     assert p2[:4] == [(native.WORKSPACE, 8, 0), (native.OUT, 8, 0), (native.BIAS, 8, 0), (native.VALUE, 4, 2 ** 32 - 1)]
 
 
-@pytest.mark.parametrize("refused", ["staged", "parts", "descriptors", "cluster", "float", "not direct", "arity"])
+class _Descriptor:
+    def __init__(self, shape, strides, padding="zero"):
+        self.shape, self.strides, self.padding, self.base = shape, strides, padding, None
+
+
+def _tma_launch(padding="zero", meta=None):
+    """A TMA kernel's launch as fast_launch.Compiled holds it: descriptors of A (40x56) and B (56x72, read K-major
+    as a 72x56 matrix), C through a pointer, M."""
+    sig = {"a_desc": "tensordesc<bf16[64, 64]>", "b_desc": "tensordesc<bf16[128, 64]>", "c": "*bf16",
+           "bias": "constexpr", "sa": "constexpr", "sb": "constexpr", "M": "i32"}
+    descriptors = (_Descriptor([40, 56], [56, 1], padding), _Descriptor([72, 56], [56, 1], padding))
+    metas = meta or tuple(dict(swizzle=3, elem_size=2, elem_type=5, block_size=block, fp4_padded=False)
+                          for block in ([64, 64], [128, 64]))
+    return _compiled(sig, (40,), descriptors=descriptors, maps=({}, {}), maps_meta=metas)
+
+
+def test_describe_lays_out_tensor_maps_and_row_offsets():
+    """A descriptor is its tensor map (what native.cpp encodes over the operand's address: dimensions innermost
+    first, the outer strides in bytes, the box from the kernel's metadata, the host's element type), then its
+    shape as i32s and strides as i64s, as Triton's launchers expand it; a launch over some rows reads each tensor
+    that many bytes past its address."""
+    from triton.backends.nvidia.driver import TMA_DTYPE_DEVICE_TO_HOST
+    if native._expanded("tensordesc<bf16[64, 64]>", {}) != ["nvTmaDesc", "i32", "i32", "i64", "i64"]:
+        pytest.skip("this Triton expands descriptors otherwise: describe leaves them to Python")
+    bf16 = TMA_DTYPE_DEVICE_TO_HOST[5]
+    (launch,) = native.describe(_entry([_tma_launch()]))[3]
+    params = launch[5]
+    assert params[0] == (native.A, 128, 0, (bf16, 3, [56, 40], [112], [64, 64]))
+    assert params[1:5] == [(native.VALUE, 4, 40), (native.VALUE, 4, 56), (native.VALUE, 8, 56), (native.VALUE, 8, 1)]
+    assert params[5] == (native.B, 128, 0, (bf16, 3, [56, 72], [112], [64, 128]))
+    assert params[10:] == [(native.OUT, 8, 0), (native.VALUE, 4, 40), (native.NULL_POINTER, 8, 0),
+                           (native.NULL_POINTER, 8, 0)]
+    parts = ((None, None, None, None, None, None), (4480, None, 2048, None, None, None))  # A's rows and C's from 40
+    launches = native.describe(_entry([_tma_launch(), _tma_launch()], offsets=parts))[3]
+    assert launches[0][5][0][2] == 0 and launches[1][5][0][2] == 4480 and launches[1][5][5][2] == 0
+    assert launches[1][5][10] == (native.OUT, 8, 2048)
+
+
+@pytest.mark.parametrize("refused", ["staged", "nan fill", "fp4", "cluster", "float", "not direct", "arity"])
 def test_describe_refuses_what_it_cannot_repeat(refused):
     sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
            "M": "fp32" if refused == "float" else "i32"}
-    kw = {"descriptors": dict(maps=({},)), "cluster": dict(metadata=(4, 2, 0)), "not direct": dict(direct=None)}
+    kw = {"cluster": dict(metadata=(4, 2, 0)), "not direct": dict(direct=None)}
     rest = (1, 2) if refused == "arity" else (3,)  # more arguments than the signature has
-    entry = _entry([_compiled(sig, rest, **kw.get(refused, {}))], **{"staged": dict(stage=(1, 2)), "parts": dict(offsets=((None, None, 0, None, None, None),))}
-                   .get(refused, {}))
+    compiled = _compiled(sig, rest, **kw.get(refused, {}))
+    if refused == "nan fill":
+        compiled = _tma_launch(padding="nan")
+    elif refused == "fp4":
+        compiled = _tma_launch(meta=(dict(swizzle=3, elem_size=1, elem_type=0, block_size=[64, 64], fp4_padded=True),) * 2)
+    entry = _entry([compiled], **{"staged": dict(stage=(1, 2))}.get(refused, {}))
     assert native.describe(entry) is None
 
 

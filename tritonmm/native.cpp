@@ -15,7 +15,10 @@
 //
 // A launch is described as Triton 3.6-3.9's launchers make it: the kernel's non-constexpr arguments in
 // signature order, then the global and profile scratch pointers (null: kernels that need scratch are not
-// taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute.
+// taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute. A tensor descriptor is
+// its CUtensorMap, by value, then its shape and strides: the map is encoded here at each launch, over the
+// address of the tensor it reads, as Triton's launchers encode it (driver.c, fillTMADescriptorTiled), so the
+// TMA and Gluon kernels repeat from here too (design.md: native-tma).
 #include <torch/extension.h>
 #include <torch/library.h>
 #include <c10/cuda/CUDAStream.h>
@@ -39,8 +42,16 @@ enum Source : int64_t { A = 0, B = 1, OUT = 2, WORKSPACE = 3, BIAS = 4, NULL_POI
 
 struct Param {
   int64_t source;
-  int64_t size;    // bytes the kernel reads (1, 2, 4 or 8)
-  uint64_t value;  // for VALUE
+  int64_t size;      // bytes the kernel reads (1, 2, 4 or 8; 128 for a tensor map)
+  uint64_t value;    // for VALUE; for a tensor's address, bytes past it (a launch over some of its rows)
+  int64_t map = -1;  // a tensor map over that address: its index in Launch::maps
+};
+
+// What a tensor map holds but its address, innermost dimension first, as cuTensorMapEncodeTiled takes it.
+struct MapSpec {
+  uint32_t elem_type, swizzle, rank;
+  cuuint64_t dims[5], strides[4];  // strides in bytes, of the outer dimensions
+  cuuint32_t box[5];
 };
 
 struct Launch {
@@ -50,6 +61,7 @@ struct Launch {
   unsigned shared;
   bool pdl;
   std::vector<Param> params;
+  std::vector<MapSpec> maps;
 };
 
 struct Entry {
@@ -71,6 +83,8 @@ struct KeyHash {
 
 // At most this many products; past it the cache starts over (fast_launch.CACHE_ENTRIES).
 constexpr size_t kMaxEntries = 4096;
+// Tensor maps a launch takes at most (the TMA kernel's: A, B and C).
+constexpr size_t kMaxMaps = 4;
 
 std::mutex entries_mutex;
 std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> entries;
@@ -122,15 +136,36 @@ std::shared_ptr<const Entry> find(const Key& key) {
   return it->second;
 }
 
+// A function of the CUDA driver, by name (nullptr where libcuda.so.1 or the function is missing).
+void* driver_function(const char* name) {
+  static void* handle = dlopen("libcuda.so.1", RTLD_LAZY);
+  return handle ? dlsym(handle, name) : nullptr;
+}
+
 using LaunchEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
 
 LaunchEx launch_ex() {
-  static LaunchEx fn = [] {
-    void* handle = dlopen("libcuda.so.1", RTLD_LAZY);
-    return handle ? reinterpret_cast<LaunchEx>(dlsym(handle, "cuLaunchKernelEx")) : nullptr;
-  }();
+  static LaunchEx fn = reinterpret_cast<LaunchEx>(driver_function("cuLaunchKernelEx"));
   TORCH_CHECK(fn, "tritonmm native dispatch: cuLaunchKernelEx not found in libcuda.so.1");
   return fn;
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// A tensor map over ``address``, with the settings Triton 3.6-3.9's launchers give every descriptor: unit element
+// strides, no interleave, 128-byte L2 promotion, no NaN fill (describe refuses descriptors that ask for one).
+void encode(CUtensorMap* map, const MapSpec& spec, uint64_t address) {
+  static EncodeTiled fn = reinterpret_cast<EncodeTiled>(driver_function("cuTensorMapEncodeTiled"));
+  TORCH_CHECK(fn, "tritonmm native dispatch: cuTensorMapEncodeTiled not found in libcuda.so.1");
+  const cuuint32_t unit[5] = {1, 1, 1, 1, 1};
+  CUresult status = fn(map, static_cast<CUtensorMapDataType>(spec.elem_type), spec.rank,
+                       reinterpret_cast<void*>(address), spec.dims, spec.strides, spec.box, unit,
+                       CU_TENSOR_MAP_INTERLEAVE_NONE, static_cast<CUtensorMapSwizzle>(spec.swizzle),
+                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(status == CUDA_SUCCESS, "tritonmm native dispatch: cuTensorMapEncodeTiled failed with CUresult ",
+              static_cast<int>(status));
 }
 
 // Whether two tensors touch a common byte: their [first, last + 1) byte ranges meet (kernels.overlaps, which
@@ -180,10 +215,17 @@ at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const a
   for (const Launch& l : e.launches) {
     uint64_t slots[64];
     void* args[64];
+    alignas(64) CUtensorMap maps[kMaxMaps];  // the kernel takes each by value, 64-byte aligned
     const size_t n = l.params.size();
     for (size_t i = 0; i < n; ++i) {
       const Param& p = l.params[i];
-      slots[i] = p.source == VALUE ? p.value : pointers[p.source];  // little-endian: the kernel reads the low bytes
+      if (p.map >= 0) {  // entry_of checked: at most kMaxMaps, each map's index its own
+        encode(&maps[p.map], l.maps[p.map], pointers[p.source] + p.value);
+        args[i] = &maps[p.map];
+        continue;
+      }
+      // little-endian: the kernel reads the low bytes
+      slots[i] = p.source == VALUE ? p.value : p.source == NULL_POINTER ? 0 : pointers[p.source] + p.value;
       args[i] = &slots[i];
     }
     CUlaunchAttribute attr;
@@ -235,6 +277,22 @@ std::shared_ptr<Entry> entry_of(const pybind11::object& spec) {
       auto q = p.cast<pybind11::tuple>();
       Param param{q[0].cast<int64_t>(), q[1].cast<int64_t>(), q[2].cast<uint64_t>()};
       TORCH_CHECK(param.source >= A && param.source <= VALUE, "tritonmm native dispatch: unknown source");
+      if (q.size() == 4) {  // a tensor map: (elem type, swizzle, dims, byte strides, box), innermost first
+        TORCH_CHECK(param.source < NULL_POINTER && param.size == 128 && l.maps.size() < kMaxMaps,
+                    "tritonmm native dispatch: a tensor map reads a tensor, 128 bytes; at most 4 a launch");
+        auto m = q[3].cast<pybind11::tuple>();
+        auto dims = m[2].cast<std::vector<uint64_t>>();
+        auto strides = m[3].cast<std::vector<uint64_t>>();
+        auto box = m[4].cast<std::vector<uint32_t>>();
+        MapSpec spec{m[0].cast<uint32_t>(), m[1].cast<uint32_t>(), static_cast<uint32_t>(dims.size())};
+        TORCH_CHECK(spec.rank >= 1 && spec.rank <= 5 && strides.size() + 1 == spec.rank && box.size() == spec.rank,
+                    "tritonmm native dispatch: a tensor map of 1-5 dimensions, its strides one fewer");
+        std::copy(dims.begin(), dims.end(), spec.dims);
+        std::copy(strides.begin(), strides.end(), spec.strides);
+        std::copy(box.begin(), box.end(), spec.box);
+        param.map = static_cast<int64_t>(l.maps.size());
+        l.maps.push_back(spec);
+      }
       l.params.push_back(param);
     }
     TORCH_CHECK(l.params.size() <= 64, "tritonmm native dispatch: more than 64 kernel arguments");

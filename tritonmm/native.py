@@ -6,9 +6,9 @@ launcher on every call: on the H100 machine's host, 10-38 us a product more than
 what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
 override.enable() registers native.cpp's kernels for aten::mm and addmm instead, and linear, mm and matmul ask it
 first: a product whose dtype, device, sizes, strides and 16-byte alignments (of the bias too) equal an earlier call's
-relaunches that call's kernels from C++; a first call (or a product whose launches it cannot repeat: staged
-copies, the TMA kernel's descriptors, float32, capture) goes to the Python path, as without it, and
-``describe`` tells the C++ side how to repeat it.
+relaunches that call's kernels from C++, the TMA and Gluon kernels' tensor maps encoded there (design.md: native-tma);
+a first call (or a product whose launches it cannot repeat: staged copies, clusters, float32, capture, Triton 3.6's
+descriptors) goes to the Python path, as without it, and ``describe`` tells the C++ side how to repeat it.
 
 TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
 (enable(), or linear, mm or matmul), 25-45 s once per machine, source and torch version (torch's extension cache);
@@ -17,6 +17,7 @@ launchers make them (fast_launch.unwrapped: their layouts), so other Triton vers
 """
 import hashlib
 import importlib.util
+import inspect
 import os
 import warnings
 from pathlib import Path
@@ -165,50 +166,105 @@ def remember(a, b, bias, entry) -> None:
 
 
 def describe(entry):
-    """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: copies
-    first, row slices, or a launch that is not a direct one (fast_launch.unwrapped) without descriptors."""
-    if entry is None or entry.stage is not None or entry.offsets is not None:
+    """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: copies first, or a
+    launch that is not a direct one (fast_launch.unwrapped). Tensor descriptors (the TMA and Gluon kernels') are
+    described as maps native.cpp encodes at each launch (_tensor_map); launches over row slices, as byte offsets."""
+    if entry is None or entry.stage is not None:
         return None
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
-    if entry.workspace is None:
-        tensors = ((A, B, OUT, BIAS, NULL_POINTER, NULL_POINTER),)
-    else:
+    plain = (A, B, OUT, BIAS, NULL_POINTER, NULL_POINTER)
+    if entry.workspace is not None:
         tensors = ((A, B, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),
                    (WORKSPACE, OUT, BIAS, NULL_POINTER, NULL_POINTER))
-    if len(tensors) != len(entry.launches):
+    else:
+        tensors = (plain,) * (1 if entry.offsets is None else len(entry.offsets))
+    if len(tensors) != len(entry.launches) or (entry.offsets is not None and entry.workspace is not None):
         return None
-    launches = [_launch(compiled, sources) for compiled, sources in zip(entry.launches, tensors)]
+    parts = entry.offsets or (None,) * len(tensors)
+    launches = [_launch(compiled, sources, part) for compiled, sources, part in zip(entry.launches, tensors, parts)]
     if any(launch is None for launch in launches):
         return None
     shape, strides = entry.out_layout
     return list(shape), list(strides), list(entry.workspace or ()), launches
 
 
-def _launch(compiled, sources):
-    """(function, grid, threads, shared bytes, PDL, parameters) of a fast_launch.Compiled, or None."""
-    if compiled.direct is None or compiled.maps or compiled.tensors is not None:
+def _launch(compiled, sources, part=None):
+    """(function, grid, threads, shared bytes, PDL, parameters) of a fast_launch.Compiled, or None. ``part``: per
+    tensor of the call (a, b, out, bias, scales), the bytes past its address the launch reads it from (None: 0)."""
+    if compiled.direct is None or (compiled.descriptors is not None and not compiled.maps):
         return None
     num_warps, num_ctas, shared = compiled.metadata
     cooperative, pdl = compiled.flags
     signature = getattr(compiled.kernel.src, "signature", None)
+    if compiled.tensors is not None:
+        sources = sources[:compiled.tensors]
     args = (*sources, *compiled.rest)
     if num_ctas != 1 or cooperative or not isinstance(signature, dict) or len(signature) != len(args):
         return None
+    maps = len(compiled.maps)  # the first tensors are read through descriptors
     params = []
     for i, (ty, value) in enumerate(zip(signature.values(), args)):
         if ty == "constexpr":
             continue
-        if i < len(sources):  # a tensor argument: a pointer, filled in at each launch
+        offset = (part[i] or 0) if part is not None and i < len(sources) else 0
+        if i < maps:
+            described = _tensor_map(ty, compiled.descriptors[i], compiled.maps_meta[i])
+            if described is None:
+                return None
+            spec, shape, strides = described
+            params.append((value, 128, offset, spec))
+            params += [(VALUE, 4, n & 0xFFFFFFFF) for n in shape] + [(VALUE, 8, n & (2 ** 64 - 1)) for n in strides]
+        elif i < len(sources):  # a tensor argument: a pointer, filled in at each launch
             if not isinstance(ty, str) or not ty.startswith("*"):
                 return None
-            params.append((value, 8, 0))
+            params.append((value, 8, offset))
         elif ty in INT_BYTES and isinstance(value, int):
             params.append((VALUE, INT_BYTES[ty], value & ((1 << 8 * INT_BYTES[ty]) - 1)))
-        else:  # floats, tuples, pointers past the tensors: not in tritonmm's pointer kernels
+        else:  # floats, tuples, pointers past the tensors: not in tritonmm's kernels
             return None
     params += [(NULL_POINTER, 8, 0), (NULL_POINTER, 8, 0)]  # global and profile scratch (none: unwrapped)
     _state["kernels"][id(compiled.kernel)] = compiled.kernel
     return compiled.function, list(compiled.grid), 32 * num_warps, shared, bool(pdl), params
+
+
+def _tensor_map(ty, desc, meta):
+    """((elem type, swizzle, dims, byte strides, box), shape, strides) of a descriptor argument of signature type
+    ``ty``: what Triton's launchers hand cuTensorMapEncodeTiled for it (driver.py make_tensordesc_arg, driver.c
+    fillTMADescriptorTiled: dimensions innermost first, the outer ones' strides in bytes, the host's element type),
+    and the shape and strides the kernel takes after the map (i32s, then i64s). None for what native.cpp does not
+    encode (a NaN fill, FP4 padding, im2col, TF32 rounding) or a launcher that expands descriptors otherwise."""
+    try:
+        from triton.backends.nvidia.driver import TMA_DTYPE_DEVICE_TO_HOST
+        if not isinstance(ty, str) or not ty.startswith("tensordesc<") or meta.get("fp4_padded") or \
+                meta.get("is_im2col") or getattr(desc, "padding", "zero") != "zero" or \
+                getattr(desc, "round_f32_to_tf32", False):
+            return None
+        shape, strides, size, block = list(desc.shape), list(desc.strides), meta["elem_size"], list(meta["block_size"])
+        if len(shape) != len(strides) or len(block) != len(shape) or strides[-1] != 1 or not 1 <= len(shape) <= 5:
+            return None
+        if _expanded(ty, meta) != ["nvTmaDesc"] + ["i32"] * len(shape) + ["i64"] * len(shape):
+            return None
+        spec = (TMA_DTYPE_DEVICE_TO_HOST[meta["elem_type"]], int(meta["swizzle"]), shape[::-1],
+                [size * s for s in strides[:-1]][::-1], block[::-1])
+        return spec, shape, strides
+    except (AttributeError, ImportError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _expanded(ty, meta):
+    """The launcher's argument types for one descriptor of type ``ty`` (Triton's expand_signature), or None."""
+    try:
+        from triton.backends.driver import expand_signature
+    except ImportError:
+        try:
+            from triton.backends.nvidia.driver import expand_signature
+        except ImportError:
+            return None
+    try:  # 3.8-3.9 name the descriptor's type; 3.6's (in nvidia's driver) always expands to nvTmaDesc
+        params = inspect.signature(expand_signature).parameters
+        return list(expand_signature([ty], [meta], "nvTmaDesc") if len(params) == 3 else expand_signature([ty], [meta]))
+    except Exception:  # another version's arguments: not described
+        return None
 
 
 if __name__ == "__main__":
