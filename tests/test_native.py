@@ -273,11 +273,12 @@ def _tail_product():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kernel", ["tma", "tma NT", "tma tail", "gluon"])
+@pytest.mark.parametrize("kernel", ["tma", "tma NT", "tma small", "tma tail", "gluon"])
 def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kernel):
     """The TMA kernel (C stored through its descriptor or through pointers, a wave-tail split's two launches over row
-    slices) and the Gluon kernel repeat from C++ after their first call: the tensor maps encoded there over each
-    call's operands, fresh ones at other addresses each call, every result NaN-backed against float64, into out= too."""
+    slices, a B of 64 KiB: a map under 128 KiB, which the driver workaround in encode() changes) and the Gluon kernel
+    repeat from C++ after their first call: the tensor maps encoded there over each call's operands, fresh ones at other
+    addresses each call, every result NaN-backed against float64, into out= too."""
     inf = float("inf")
     if kernel == "gluon":
         from tritonmm.kernels import gluon_gemm
@@ -287,6 +288,8 @@ def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kern
         over = dict(gluon_min_macs=0, gluon_min_fill=0)
     else:
         over = dict(gluon_min_macs=inf, gluon_wide_min_macs=inf)
+        if kernel == "tma small":
+            over.update(tma_min_macs=0, few_tiles_per_sm=0)
     for name, value in over.items():
         monkeypatch.setitem(thresholds.OVERRIDES, name, value)
     if kernel == "tma tail":
@@ -294,7 +297,8 @@ def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kern
     else:
         # C's rows 3088 bytes apart: stored through its descriptor; 3086 (x @ W.T): through pointers. Gluon's rows
         # aligned: its clusters' class (rows 16 bytes past alignment) launches 2-CTA clusters, which C++ leaves be.
-        M, N, K = {"tma": (1030, 1544, 2056), "tma NT": (1030, 1543, 2056), "gluon": (1030, 1536, 2048)}[kernel]
+        M, N, K = {"tma": (1030, 1544, 2056), "tma NT": (1030, 1543, 2056), "tma small": (2056, 32, 1024),
+                   "gluon": (1030, 1536, 2048)}[kernel]
         w = torch.randn(N, K, device="cuda").bfloat16() / K ** 0.5
         b = w.T if kernel == "tma NT" else w.T.contiguous()
         operands = lambda: (torch.randn(M, K, device="cuda").bfloat16(), b)  # noqa: E731
@@ -461,9 +465,9 @@ def test_describe_lays_out_tensor_maps_and_row_offsets():
     bf16 = TMA_DTYPE_DEVICE_TO_HOST[5]
     (launch,) = native.describe(_entry([_tma_launch()]))[3]
     params = launch[5]
-    assert params[0] == (native.A, 128, 0, (bf16, 3, [56, 40], [112], [64, 64]))
+    assert params[0] == (native.A, 128, 0, (bf16, 3, [56, 40], [112], [64, 64], 2))
     assert params[1:5] == [(native.VALUE, 4, 40), (native.VALUE, 4, 56), (native.VALUE, 8, 56), (native.VALUE, 8, 1)]
-    assert params[5] == (native.B, 128, 0, (bf16, 3, [56, 72], [112], [64, 128]))
+    assert params[5] == (native.B, 128, 0, (bf16, 3, [56, 72], [112], [64, 128], 2))
     assert params[10:] == [(native.OUT, 8, 0), (native.VALUE, 4, 40), (native.NULL_POINTER, 8, 0),
                            (native.NULL_POINTER, 8, 0)]
     parts = ((None, None, None, None, None, None), (4480, None, 2048, None, None, None))  # A's rows and C's from 40

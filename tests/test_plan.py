@@ -1446,6 +1446,25 @@ def test_realign_counts_the_copys_fixed_cost_and_eager_calls_copy_only_large_pro
         assert rules.realign(facts, b, macs + 1, 1, False)
 
 
+def test_a_copy_only_graphs_make_plans_the_graph_apart(device, monkeypatch):
+    """Where realign copies an operand in a CUDA graph and not eagerly (realign_eager_min_macs), the captured plan is
+    graph_only (tuned and keyed apart: design.md graph-only-rank) and the eager plan says it differs when captured,
+    so the planner tunes the captured one ahead; where both copy alike, neither."""
+    every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
+    monkeypatch.setitem(thresholds.OVERRIDES, "realign_fixed_bytes", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_b", 0)
+    a, b = operands(40, 72, 56, torch.bfloat16, "NN", device)  # B's rows 144 bytes apart: 16 past a multiple of 32
+    for eager_bar, differs in ((float("inf"), True), (0, False)):
+        with thresholds.override(realign_eager_min_macs=eager_bar):
+            eager = Product(a, b, nan_out(40, 72, torch.bfloat16, device), "native", captured=False)
+            graph = Product(a, b, nan_out(40, 72, torch.bfloat16, device), "native", captured=True)
+            assert eager.path == graph.path == "tma" and graph.stagers[1] is not None
+            assert (eager.stagers[1] is None) == differs
+            assert eager.differs_when_captured == graph.graph_only == differs, eager_bar
+            assert rules.tma_copies(devices.facts(a.device), [layout_module.tma_source(t) for t in (a, b)],
+                                    [None, None], 40 * 72 * 56, False) == [False, not differs]
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_rows_not_128_byte_aligned_are_realigned_where_it_pays(layout, device, monkeypatch):
     """16-bit TMA operands whose rows are 16 but not 32 bytes apart are copied into 128-byte aligned rows where the

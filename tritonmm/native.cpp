@@ -49,7 +49,7 @@ struct Param {
 
 // What a tensor map holds but its address, innermost dimension first, as cuTensorMapEncodeTiled takes it.
 struct MapSpec {
-  uint32_t elem_type, swizzle, rank;
+  uint32_t elem_type, swizzle, rank, elem_size;
   cuuint64_t dims[5], strides[4];  // strides in bytes, of the outer dimensions
   cuuint32_t box[5];
 };
@@ -154,7 +154,9 @@ using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, 
                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
-// A tensor map over ``address``, with the settings Triton 3.6-3.9's launchers give every descriptor: unit element
+using DriverGetVersion = CUresult (*)(int*);
+
+// A tensor map over ``address``, with the settings Triton 3.8-3.9's launchers give every descriptor: unit element
 // strides, no interleave, 128-byte L2 promotion, no NaN fill (describe refuses descriptors that ask for one).
 void encode(CUtensorMap* map, const MapSpec& spec, uint64_t address) {
   static EncodeTiled fn = reinterpret_cast<EncodeTiled>(driver_function("cuTensorMapEncodeTiled"));
@@ -166,6 +168,18 @@ void encode(CUtensorMap* map, const MapSpec& spec, uint64_t address) {
                        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TORCH_CHECK(status == CUDA_SUCCESS, "tritonmm native dispatch: cuTensorMapEncodeTiled failed with CUresult ",
               static_cast<int>(status));
+  // As Triton's fillTMADescriptorTiled does after encoding (CUTLASS's b7ecaa6, a driver workaround): with drivers up
+  // to 13.1, a map over fewer than 128 KiB has bit 21 of its second word cleared.
+  static const int driver = [] {
+    int version = 0;
+    auto get = reinterpret_cast<DriverGetVersion>(driver_function("cuDriverGetVersion"));
+    return get && get(&version) == CUDA_SUCCESS ? version : 0;
+  }();
+  if (driver <= 13010) {
+    uint64_t last = 0;  // the last byte the map reaches, from its address
+    for (uint32_t i = 0; i < spec.rank; ++i) last += (spec.dims[i] - 1) * (i == 0 ? spec.elem_size : spec.strides[i - 1]);
+    if (last + 1 < 128 * 1024) reinterpret_cast<uint64_t*>(map)[1] &= ~(uint64_t{1} << 21);
+  }
 }
 
 // Whether two tensors touch a common byte: their [first, last + 1) byte ranges meet (kernels.overlaps, which
@@ -215,7 +229,7 @@ at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const a
   for (const Launch& l : e.launches) {
     uint64_t slots[64];
     void* args[64];
-    alignas(64) CUtensorMap maps[kMaxMaps];  // the kernel takes each by value, 64-byte aligned
+    CUtensorMap maps[kMaxMaps];  // the kernel takes each by value (cuda.h aligns the type)
     const size_t n = l.params.size();
     for (size_t i = 0; i < n; ++i) {
       const Param& p = l.params[i];
@@ -277,14 +291,15 @@ std::shared_ptr<Entry> entry_of(const pybind11::object& spec) {
       auto q = p.cast<pybind11::tuple>();
       Param param{q[0].cast<int64_t>(), q[1].cast<int64_t>(), q[2].cast<uint64_t>()};
       TORCH_CHECK(param.source >= A && param.source <= VALUE, "tritonmm native dispatch: unknown source");
-      if (q.size() == 4) {  // a tensor map: (elem type, swizzle, dims, byte strides, box), innermost first
+      if (q.size() == 4) {  // a tensor map: (elem type, swizzle, dims, byte strides, box, elem size), innermost first
         TORCH_CHECK(param.source < NULL_POINTER && param.size == 128 && l.maps.size() < kMaxMaps,
                     "tritonmm native dispatch: a tensor map reads a tensor, 128 bytes; at most 4 a launch");
         auto m = q[3].cast<pybind11::tuple>();
         auto dims = m[2].cast<std::vector<uint64_t>>();
         auto strides = m[3].cast<std::vector<uint64_t>>();
         auto box = m[4].cast<std::vector<uint32_t>>();
-        MapSpec spec{m[0].cast<uint32_t>(), m[1].cast<uint32_t>(), static_cast<uint32_t>(dims.size())};
+        MapSpec spec{m[0].cast<uint32_t>(), m[1].cast<uint32_t>(), static_cast<uint32_t>(dims.size()),
+                     m[5].cast<uint32_t>()};
         TORCH_CHECK(spec.rank >= 1 && spec.rank <= 5 && strides.size() + 1 == spec.rank && box.size() == spec.rank,
                     "tritonmm native dispatch: a tensor map of 1-5 dimensions, its strides one fewer");
         std::copy(dims.begin(), dims.end(), spec.dims);

@@ -17,7 +17,6 @@ launchers make them (fast_launch.unwrapped: their layouts), so other Triton vers
 """
 import hashlib
 import importlib.util
-import inspect
 import os
 import warnings
 from pathlib import Path
@@ -228,7 +227,7 @@ def _launch(compiled, sources, part=None):
 
 
 def _tensor_map(ty, desc, meta):
-    """((elem type, swizzle, dims, byte strides, box), shape, strides) of a descriptor argument of signature type
+    """((elem type, swizzle, dims, byte strides, box, elem size), shape, strides) of a descriptor argument of type
     ``ty``: what Triton's launchers hand cuTensorMapEncodeTiled for it (driver.py make_tensordesc_arg, driver.c
     fillTMADescriptorTiled: dimensions innermost first, the outer ones' strides in bytes, the host's element type),
     and the shape and strides the kernel takes after the map (i32s, then i64s). None for what native.cpp does not
@@ -245,7 +244,7 @@ def _tensor_map(ty, desc, meta):
         if _expanded(ty, meta) != ["nvTmaDesc"] + ["i32"] * len(shape) + ["i64"] * len(shape):
             return None
         spec = (TMA_DTYPE_DEVICE_TO_HOST[meta["elem_type"]], int(meta["swizzle"]), shape[::-1],
-                [size * s for s in strides[:-1]][::-1], block[::-1])
+                [size * s for s in strides[:-1]][::-1], block[::-1], size)
         return spec, shape, strides
     except (AttributeError, ImportError, KeyError, TypeError, ValueError):
         return None
@@ -260,9 +259,8 @@ def _expanded(ty, meta):
             from triton.backends.nvidia.driver import expand_signature
         except ImportError:
             return None
-    try:  # 3.8-3.9 name the descriptor's type; 3.6's (in nvidia's driver) always expands to nvTmaDesc
-        params = inspect.signature(expand_signature).parameters
-        return list(expand_signature([ty], [meta], "nvTmaDesc") if len(params) == 3 else expand_signature([ty], [meta]))
+    try:  # 3.8-3.9's (Triton 3.6 has none: bench/results/native_tma/diag36.log)
+        return list(expand_signature([ty], [meta], "nvTmaDesc"))
     except Exception:  # another version's arguments: not described
         return None
 

@@ -17,10 +17,10 @@ from .precision import FP8_DTYPES
 
 
 class Product:
-    """One product: act(A @ B + bias) into C, for 2-D operands or a batch of 3-D ones. Holds its
-    kernel path, arguments and grid, ready to run under any config: the TMA kernel (operands
-    staged into aligned buffers where needed), or the pointer kernel, split over K where the
-    config says so."""
+    """One product: act(A @ B + bias) into C, for 2-D operands or a batch of 3-D ones. Holds its kernel path,
+    arguments and grid, ready to run under any config: the TMA kernel (operands staged into aligned buffers where
+    needed), or the pointer kernel, split over K where the config says so."""
+    copies_differ = False  # on the TMA path: whether realign copies otherwise in or out of a CUDA graph
 
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
                  captured=None):
@@ -117,10 +117,10 @@ class Product:
 
     @property
     def differs_when_captured(self) -> bool:
-        """Whether this eager product on the pointer kernel would run otherwise in a CUDA graph: on the TMA
-        kernel, or on staged operands (_pointer_stagers)."""
+        """Whether this eager product would run otherwise in a CUDA graph: one on the pointer kernel on the TMA kernel
+        or staged operands (_pointer_stagers); one on the TMA kernel with copies only a graph makes (rules.realign)."""
         if self.captured or self.path != "pointer":
-            return False
+            return not self.captured and self.path == "tma" and self.copies_differ
         if self.batched:
             return not self.traced and rules.batched_tma(self.facts, *self.given, captured=True)
         if self._tma_candidate() and self._tma_rules(self._staged_bytes(), True, self._read_bytes()):
@@ -157,9 +157,9 @@ class Product:
         # cannot read and those whose rows it reads slowly (rules.realign, which copies more in a CUDA graph).
         macs = self.M * self.N * self.K
         copies = rules.tma_copies(self.facts, sources, self.stagers, macs, self.captured)
-        self.graph_only = self.captured and (copies != rules.tma_copies(self.facts, sources, self.stagers, macs, False)
-                                             or not rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes,
-                                                                   False, read_bytes))
+        self.copies_differ = copies != rules.tma_copies(self.facts, sources, self.stagers, macs, not self.captured)
+        self.graph_only = self.captured and (self.copies_differ or not rules.tma_path(
+            self.facts, self.M, self.N, self.K, staged_bytes, False, read_bytes))
         a, b = staging.stage([staging.aligned_copy if copy else None for copy in copies], a, b)
         self.stagers = [staging.aligned_copy if new else old for new, old in zip(copies, self.stagers)]
         self._use_tma(a, b, c)
