@@ -212,18 +212,23 @@ def _launch(compiled, sources, part=None):
                 return None
             spec, shape, strides = described
             params.append((value, 128, offset, spec))
-            params += [(VALUE, 4, n & 0xFFFFFFFF) for n in shape] + [(VALUE, 8, n & (2 ** 64 - 1)) for n in strides]
+            params += [_value(4, n) for n in shape] + [_value(8, n) for n in strides]
         elif i < len(sources):  # a tensor argument: a pointer, filled in at each launch
             if not isinstance(ty, str) or not ty.startswith("*"):
                 return None
             params.append((value, 8, offset))
         elif ty in INT_BYTES and isinstance(value, int):
-            params.append((VALUE, INT_BYTES[ty], value & ((1 << 8 * INT_BYTES[ty]) - 1)))
+            params.append(_value(INT_BYTES[ty], value))
         else:  # floats, tuples, pointers past the tensors: not in tritonmm's kernels
             return None
     params += [(NULL_POINTER, 8, 0), (NULL_POINTER, 8, 0)]  # global and profile scratch (none: unwrapped)
     _state["kernels"][id(compiled.kernel)] = compiled.kernel
     return compiled.function, list(compiled.grid), 32 * num_warps, shared, bool(pdl), params
+
+
+def _value(size: int, n: int) -> tuple:
+    """The parameter of an integer argument of ``size`` bytes: n as its two's complement bits."""
+    return VALUE, size, n & ((1 << 8 * size) - 1)
 
 
 def _tensor_map(ty, desc, meta):
