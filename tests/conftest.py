@@ -68,7 +68,8 @@ def every_product_on_tma(monkeypatch) -> None:
     import importlib
     thresholds = importlib.import_module("tritonmm.thresholds")
     for name in ("tma_min_macs", "tma_min_rows", "few_tiles_per_sm", "stage_min_macs_per_byte",
-                 "stage_min_macs_per_byte_wide_reads", "stage_eager_min_macs", "tf32x3_split_min_macs_per_byte"):
+                 "stage_min_macs_per_byte_wide_reads", "stage_eager_min_macs", "stage_eager_native_min_macs",
+                 "tf32x3_split_min_macs_per_byte"):
         monkeypatch.setitem(thresholds.OVERRIDES, name, 0)
 
 
@@ -95,6 +96,7 @@ def every_product_staged_for_pointer(monkeypatch) -> None:
     monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)  # nor few rows in graphs
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_native_min_macs", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 8)
     monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_min_macs_per_byte", 0)
 

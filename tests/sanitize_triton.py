@@ -83,6 +83,7 @@ def main() -> int:
         thresholds.OVERRIDES["few_tiles_per_sm"] = 0 if tma_min_macs == 0 else 1
         thresholds.OVERRIDES["stage_min_macs_per_byte"] = 0 if tma_min_macs == 0 else float("inf")
         thresholds.OVERRIDES["stage_eager_min_macs"] = 0
+        thresholds.OVERRIDES["stage_eager_native_min_macs"] = 0
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 # NN three times on fresh operands: the later calls relaunch the first one's kernels

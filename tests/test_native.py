@@ -327,6 +327,55 @@ def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kern
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("case", ["tma both", "tma a", "tma tail", "pointer"])
+def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
+    """Staged products (staged eagerly from any size) repeat from C++ after their first call, copies and all, into
+    buffers C++ allocates: TMA's aligned copies of both operands in one launch, of A alone, of A before a wave-tail
+    split's two launches over row slices of the copy, and the pointer kernel's K-major copies, K zero-padded. Fresh
+    operands each call, at other addresses, NaN-backed against float64; out= too, Python's launch cache not asked."""
+    from tritonmm import config_space, product
+    inf = float("inf")
+    over = dict(stage_eager_min_macs=0, stage_eager_native_min_macs=0, gluon_min_macs=inf, gluon_wide_min_macs=inf)
+    if case == "pointer":  # staging for TMA never pays: the pointer kernel's K-major copies instead
+        over.update(tma_min_macs=inf, stage_min_macs_per_byte=inf, stage_min_macs_per_byte_wide_reads=inf)
+    else:
+        over.update(tma_min_macs=0, few_tiles_per_sm=0)
+    for name, value in over.items():
+        monkeypatch.setitem(thresholds.OVERRIDES, name, value)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    # K odd: A's rows 2-byte aligned, copied; N 1543: B's too, 1536: B read as given
+    M, N, K = {"tma both": (1030, 1543, 1031), "tma a": (1030, 1536, 1031), "tma tail": (128 * (sms + 12), 128, 2049),
+               "pointer": (1030, 1543, 1031)}[case]
+    if case == "tma tail":  # the default config in a wave-tail split: a whole wave of 128x128 tiles, then 12
+        monkeypatch.setattr(product.Product, "heuristic", lambda self: config_space.make_config(128, 128, 64, 5, 4, TAIL=1))
+    b = torch.randn(K, N, device="cuda").bfloat16() / K ** 0.5
+    operands = lambda: (torch.randn(M, K, device="cuda").bfloat16(), b)  # noqa: E731
+    from tritonmm import planner
+    cfg, path = planner.chosen(*operands(), "native")
+    assert path == ("pointer" if case == "pointer" else "tma") + "+staged", path
+    assert config_space.tail(cfg) == (case == "tma tail")
+    hits, repeated = native.stats()[0], native.stats()[3]
+    for _ in range(4):  # the first plans it in Python and describes it; the rest repeat from C++
+        a, b = operands()
+        ref = a.double() @ b.double()
+        nan_backed(ref.shape, a.dtype)
+        out = tritonmm.mm(a, b)
+        assert _rel(out, ref) < BOUND[a.dtype]
+    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))
+    assert entry is not None and entry.stage is not None and entry.copies is not None
+    if native.describe(entry) is None:  # Triton 3.6's descriptors stay Python's (design.md: native-tma)
+        assert case != "pointer" and tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8)
+        assert native.stats()[3] == repeated
+        return
+    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
+    a, b = operands()
+    ref, into = a.double() @ b.double(), torch.full(out.shape, float("nan"), device="cuda", dtype=a.dtype)
+    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+        assert tritonmm.mm(a, b, out=into) is into
+    assert _rel(into, ref) < BOUND[a.dtype]
+
+
+@pytest.mark.gpu
 def test_gpu_what_it_leaves_to_python_stays_correct(repeating):
     """float32, beta and alpha other than 1, and a captured product run through Python, correct."""
     f_a, f_b = torch.randn(33, 65, device="cuda"), torch.randn(65, 17, device="cuda")
@@ -413,7 +462,8 @@ def _compiled(signature, rest, **kw):
 
 
 def _entry(launches, workspace=None, **kw):
-    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, offsets=None, out_layout=((8, 16), (16, 1)))
+    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, offsets=None, out_layout=((8, 16), (16, 1)),
+                  staged=None, copies=None)
     fields.update(kw)
     return type("Entry", (), fields)()
 
@@ -424,8 +474,8 @@ def test_describe_lays_out_triton_36_arguments():
     sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
            "M": "i32", "N": "i32", "K": "i64", "BLOCK": "constexpr"}
     one = _compiled(sig, (8, 16, 2 ** 40, 64))
-    shape, strides, workspace, (launch,) = native.describe(_entry([one]))
-    assert (shape, strides, workspace) == ([8, 16], [16, 1], [])
+    shape, strides, workspace, (launch,), buffers = native.describe(_entry([one]))
+    assert (shape, strides, workspace, buffers) == ([8, 16], [16, 1], [], [[], []])
     function, grid, threads, shared, pdl, params = launch
     assert (function, grid, threads, shared, pdl) == (0xabc, [7, 1, 1], 128, 2048, True)
     assert params == [(native.A, 8, 0), (native.B, 8, 0), (native.OUT, 8, 0), (native.VALUE, 4, 8),
@@ -436,6 +486,45 @@ def test_describe_lays_out_triton_36_arguments():
     launches = native.describe(_entry([one, second], workspace=(4, 8, 16)))[3]
     p2 = launches[1][5]
     assert p2[:4] == [(native.WORKSPACE, 8, 0), (native.OUT, 8, 0), (native.BIAS, 8, 0), (native.VALUE, 4, 2 ** 32 - 1)]
+
+
+def test_describe_launches_a_staged_products_copies_first():
+    """A staged product's copies launch first (kernels/copy.py's x, y, lo, x2, y2: an operand alone is its own pair),
+    into buffers native.cpp allocates with the staged ones' sizes and strides, which the product's launch then reads
+    in place of the operands; an entry whose copies are not all cached is left to Python."""
+    copy_sig = {"x": "*bf16", "y": "*bf16", "lo": "constexpr", "x2": "*bf16", "y2": "*bf16", "R": "i32",
+                "BLOCK": "constexpr"}
+    sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
+           "M": "i32"}
+    copy, one = _compiled(copy_sig, (5, 64)), _compiled(sig, (8,))
+    a_only = dict(stage=(1, None), staged=(((8, 16), (64, 1)), None), copies=((copy, "a"),))
+    *_, (copied, launched), buffers = native.describe(_entry([one], **a_only))
+    assert buffers == [[[8, 16], [64, 1]], []]
+    assert copied[5][:5] == [(native.A, 8, 0), (native.STAGED_A, 8, 0), (native.A, 8, 0), (native.STAGED_A, 8, 0),
+                             (native.VALUE, 4, 5)]
+    assert launched[5][:3] == [(native.STAGED_A, 8, 0), (native.B, 8, 0), (native.OUT, 8, 0)]
+    both = dict(stage=(1, 2), staged=(((8, 16), (64, 1)), ((16, 8), (1, 64))), copies=((copy, "ab"),))
+    *_, (copied, launched), buffers = native.describe(_entry([one], **both))
+    assert buffers == [[[8, 16], [64, 1]], [[16, 8], [1, 64]]]
+    assert copied[5][:4] == [(native.A, 8, 0), (native.STAGED_A, 8, 0), (native.B, 8, 0), (native.STAGED_B, 8, 0)]
+    assert launched[5][:2] == [(native.STAGED_A, 8, 0), (native.STAGED_B, 8, 0)]
+    assert native.describe(_entry([one], **dict(both, copies=None))) is None
+
+
+def test_cached_copies_finds_the_launches_stage_makes(monkeypatch):
+    """staging.cached_copies looks up copy's cache under the keys stage() launched with: two plain copies paired in
+    one launch, one alone as its own pair; None where one is missing or a stager is not one plain copy."""
+    from tritonmm import staging
+    a, b = torch.randn(5, 7).bfloat16(), torch.randn(7, 9).bfloat16()
+    ya, yb = staging.aligned_like(a), staging.aligned_like(b)
+    pair, alone = object(), object()
+    monkeypatch.setattr(staging, "_copy_launches", {staging._copy_key(a, ya, None, b, yb, (b, yb)): pair,
+                                                    staging._copy_key(b, yb, None, b, yb, None): alone})
+    copies = [staging.aligned_copy, staging.aligned_copy]
+    assert staging.cached_copies(copies, a, b, ya, yb) == ((pair, "ab"),)
+    assert staging.cached_copies([None, staging.aligned_copy], a, b, None, yb) == ((alone, "b"),)
+    assert staging.cached_copies([staging.aligned_copy, None], a, b, ya, None) is None  # not cached
+    assert staging.cached_copies([staging.row_major_copy, None], a, b, ya, None) is None  # a transpose
 
 
 class _Descriptor:

@@ -6,8 +6,8 @@ from conftest import every_product_on_the_tma_kernel, every_product_on_tma, ever
     rel_err
 
 import tritonmm
-from tritonmm import config_space, cost_model, device as devices, launch as launching, layout as layout_module, planner, product, relaunch, \
-    rules, splits, thresholds, validation
+from tritonmm import config_space, cost_model, device as devices, launch as launching, layout as layout_module, native, planner, product, \
+    relaunch, rules, splits, thresholds, validation
 from tritonmm.product import Product
 from tritonmm.tune import operands
 
@@ -638,6 +638,7 @@ def test_graph_only_plans_key_apart(device, monkeypatch):
     assert not product(*aligned, True).graph_only
     # Staged eagerly too (from STAGE_EAGER_MIN_MACS): the same plan both ways, sharing its tuning.
     monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_eager_native_min_macs", 0)
     assert product(*narrow, False).staged and not product(*narrow, True).graph_only
 
 
@@ -812,7 +813,8 @@ def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
                                  bias=bias.bfloat16(), scales=(scale_a, scale_b))
 
 
-def test_path_rule():
+def test_path_rule(monkeypatch):
+    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     assert rules.tma_path(hopper, 4096, 4096, 4096, 0)
     assert not rules.tma_path(devices.DeviceFacts("a", 108, 166912, False), 4096, 4096, 4096, 0)
@@ -854,12 +856,35 @@ def test_path_rule():
     assert not rules.tma_path(hopper, 16, 4096, 4096, 0, captured=True)  # decode stays on split-K
 
 
+def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
+    """Where native.cpp repeats an eager call's copies (native.repeats), eager calls stage from
+    stage_eager_native_min_macs and realign from realign_eager_native_min_macs (design.md: native-staging); where its
+    launches take tensor descriptors and this Triton's cannot be described (3.6), the TMA kernel keeps Python's bars
+    and the pointer kernel's K-major copies take native's."""
+    hopper = devices.DeviceFacts("h", 132, 232448, True)
+    th = thresholds.TABLE["sm90"]
+    staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)  # 1023x1025x1027: 1.08e9 multiply-adds
+    assert th.stage_eager_native_min_macs < 1023 * 1025 * 1027 < th.stage_eager_min_macs
+    a, b = torch.empty(1023, 1027, dtype=torch.bfloat16), torch.empty(1027, 1025, dtype=torch.bfloat16)
+    for repeats, tma, pointer in (("always", True, True), ("not descriptors", False, True), ("never", False, False)):
+        monkeypatch.setattr(native, "repeats", lambda descriptors=False, r=repeats: r == "always" or
+                            (r == "not descriptors" and not descriptors))
+        assert rules.tma_path(hopper, 1023, 1025, 1027, staged) == tma, repeats
+        assert any(rules.pointer_staging(hopper, a, b, 1023, 1025, 1027, False)) == pointer, repeats
+        assert rules.eager_bars(th, True) == ((th.stage_eager_native_min_macs, th.realign_eager_native_min_macs) if tma
+                                              else (th.stage_eager_min_macs, th.realign_eager_min_macs))
+    monkeypatch.setattr(native, "repeats", lambda descriptors=False: True)
+    small = 2 * 2 * (255 * 257 + 257 * 1025)  # 255x1025x257: 6.7e7 multiply-adds, below native's bar too
+    assert not rules.tma_path(hopper, 255, 1025, 257, small) and rules.tma_path(hopper, 255, 1025, 257, small, True)
+
+
 @pytest.mark.parametrize("K, staged", [(2332, False), (2331, True)], ids=["8-byte rows", "2-byte rows"])
 def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     """3027x70xK x @ W.T in a CUDA graph on a Hopper (on the CPU a stand-in: the planner and the staging copies
     run in the interpreter), 17 multiply-adds per byte the copies would move: with rows 8 bytes apart the pointer
     kernel reads the caller's operands 8 bytes at a time and no copy is made (0.86x torch.mm
     against 0.73 staged; design.md: staging-wide-reads); 2 bytes apart, they are staged for the TMA kernel."""
+    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
     if device == "cpu":
         hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
         monkeypatch.setattr(devices, "facts", lambda d: hopper)
@@ -1429,10 +1454,11 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
         assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
 
 
-def test_realign_counts_the_copys_fixed_cost_and_eager_calls_copy_only_large_products(device):
+def test_realign_counts_the_copys_fixed_cost_and_eager_calls_copy_only_large_products(device, monkeypatch):
     """rules.realign: a copy counts realign_fixed_bytes more than it moves, so a product just past the per-byte bar
     is left as it is once that cost is counted; an eager call copies only from realign_eager_min_macs, a captured
     one at any size."""
+    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
     a, b = operands(40, 72, 56, torch.bfloat16, "NN", device)  # rows of 112 bytes: 16 past a multiple of 32
     facts, moved = devices.facts(a.device), layout_module.copy_bytes(b)
     macs = 100 * moved  # 100 multiply-adds per byte the copy of B moves
@@ -1450,6 +1476,7 @@ def test_a_copy_only_graphs_make_plans_the_graph_apart(device, monkeypatch):
     """Where realign copies an operand in a CUDA graph and not eagerly (realign_eager_min_macs), the captured plan is
     graph_only (tuned and keyed apart: design.md graph-only-rank) and the eager plan says it differs when captured,
     so the planner tunes the captured one ahead; where both copy alike, neither."""
+    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_fixed_bytes", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_b", 0)

@@ -18,7 +18,8 @@
 // taken), grid, 32 * num_warps threads, dynamic shared memory, and the PDL attribute. A tensor descriptor is
 // its CUtensorMap, by value, then its shape and strides: the map is encoded here at each launch, over the
 // address of the tensor it reads, as Triton's launchers encode it (driver.c, fillTMADescriptorTiled), so the
-// TMA and Gluon kernels repeat from here too (design.md: native-tma).
+// TMA and Gluon kernels repeat from here too (design.md: native-tma). A staged product's copies are launches like
+// any other, first, into buffers allocated here as the Python call's were (design.md: native-staging).
 #include <torch/extension.h>
 #include <torch/library.h>
 #include <c10/cuda/CUDAStream.h>
@@ -37,8 +38,10 @@
 
 namespace {
 
-// Where a kernel argument's value comes from at launch (native.py: the same numbers).
-enum Source : int64_t { A = 0, B = 1, OUT = 2, WORKSPACE = 3, BIAS = 4, NULL_POINTER = 5, VALUE = 6 };
+// Where a kernel argument's value comes from at launch (native.py: the same numbers). STAGED_A and STAGED_B: the
+// buffers a staged product's copies fill (Entry::staged), allocated at each call.
+enum Source : int64_t { A = 0, B = 1, OUT = 2, WORKSPACE = 3, BIAS = 4, STAGED_A = 5, STAGED_B = 6, NULL_POINTER = 7,
+                        VALUE = 8 };
 
 struct Param {
   int64_t source;
@@ -67,6 +70,9 @@ struct Launch {
 struct Entry {
   bool python = false;  // Python runs it every call (its launches cannot be repeated from here)
   std::vector<int64_t> out_sizes, out_strides, workspace;  // workspace: split-K's fp32 (split, M, N), or empty
+  // Per operand, the sizes and strides of the buffer its staging copy fills (empty: read as given); the copies are
+  // the first launches (design.md: native-staging).
+  std::vector<int64_t> staged_sizes[2], staged_strides[2];
   std::vector<Launch> launches;
 };
 
@@ -219,11 +225,14 @@ at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const a
                const at::Tensor* given = nullptr) {
   c10::cuda::CUDAGuard guard(a.device());
   at::Tensor out = given ? *given : at::empty_strided(e.out_sizes, e.out_strides, a.options());
-  at::Tensor ws;
+  at::Tensor ws, staged[2];
   if (!e.workspace.empty()) ws = at::empty(e.workspace, a.options().dtype(at::kFloat));
-  auto address = [](const at::Tensor& t) { return reinterpret_cast<uint64_t>(t.data_ptr()); };
-  const uint64_t pointers[6] = {address(a), address(b), address(out), ws.defined() ? address(ws) : 0,
-                                bias ? address(*bias) : 0, 0};
+  for (int i = 0; i < 2; ++i)
+    if (!e.staged_sizes[i].empty()) staged[i] = at::empty_strided(e.staged_sizes[i], e.staged_strides[i], a.options());
+  auto address = [](const at::Tensor& t) { return t.defined() ? reinterpret_cast<uint64_t>(t.data_ptr()) : 0; };
+  // by Source: a, b, out, the workspace, the bias, the staged buffers, null
+  const uint64_t pointers[NULL_POINTER + 1] = {address(a),  address(b), address(out), address(ws),
+                                               bias ? address(*bias) : 0, address(staged[0]), address(staged[1]), 0};
   CUstream stream = c10::cuda::getCurrentCUDAStream(a.get_device()).stream();
   LaunchEx launch = launch_ex();
   for (const Launch& l : e.launches) {
@@ -277,6 +286,16 @@ std::shared_ptr<Entry> entry_of(const pybind11::object& spec) {
   entry->out_sizes = t[0].cast<std::vector<int64_t>>();
   entry->out_strides = t[1].cast<std::vector<int64_t>>();
   entry->workspace = t[2].cast<std::vector<int64_t>>();
+  auto buffers = t[4].cast<pybind11::list>();  // per operand: [sizes, strides] of its staged buffer, or []
+  TORCH_CHECK(buffers.size() == 2, "tritonmm native dispatch: a staged buffer's layout per operand");
+  for (int i = 0; i < 2; ++i) {
+    auto layout = buffers[i].cast<pybind11::list>();
+    if (layout.size() == 0) continue;
+    entry->staged_sizes[i] = layout[0].cast<std::vector<int64_t>>();
+    entry->staged_strides[i] = layout[1].cast<std::vector<int64_t>>();
+    TORCH_CHECK(entry->staged_sizes[i].size() == 2 && entry->staged_strides[i].size() == 2,
+                "tritonmm native dispatch: a staged buffer is a matrix");
+  }
   for (auto item : t[3].cast<pybind11::list>()) {
     auto d = item.cast<pybind11::tuple>();
     Launch l;
@@ -291,6 +310,9 @@ std::shared_ptr<Entry> entry_of(const pybind11::object& spec) {
       auto q = p.cast<pybind11::tuple>();
       Param param{q[0].cast<int64_t>(), q[1].cast<int64_t>(), q[2].cast<uint64_t>()};
       TORCH_CHECK(param.source >= A && param.source <= VALUE, "tritonmm native dispatch: unknown source");
+      TORCH_CHECK((param.source != STAGED_A || !entry->staged_sizes[0].empty()) &&
+                      (param.source != STAGED_B || !entry->staged_sizes[1].empty()),
+                  "tritonmm native dispatch: a launch reads a staged buffer the entry does not make");
       if (q.size() == 4) {  // a tensor map: (elem type, swizzle, dims, byte strides, box, elem size), innermost first
         TORCH_CHECK(param.source < NULL_POINTER && param.size == 128 && l.maps.size() < kMaxMaps,
                     "tritonmm native dispatch: a tensor map reads a tensor, 128 bytes; at most 4 a launch");

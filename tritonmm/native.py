@@ -6,8 +6,9 @@ launcher on every call: on the H100 machine's host, 10-38 us a product more than
 what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
 override.enable() registers native.cpp's kernels for aten::mm and addmm instead, and linear, mm and matmul ask it
 first: a product whose dtype, device, sizes, strides and 16-byte alignments (of the bias too) equal an earlier call's
-relaunches that call's kernels from C++, the TMA and Gluon kernels' tensor maps encoded there (design.md: native-tma);
-a first call (or a product whose launches it cannot repeat: staged copies, clusters, float32, capture, Triton 3.6's
+relaunches that call's kernels from C++ (its staging copies too), the TMA and Gluon kernels' tensor maps encoded
+there (design.md: native-tma);
+a first call (or a product whose launches it cannot repeat: clusters, float32, capture, Triton 3.6's
 descriptors) goes to the Python path, as without it, and ``describe`` tells the C++ side how to repeat it.
 
 TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
@@ -15,6 +16,7 @@ TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" bu
 "0" never uses it. ``python -m tritonmm.native`` builds it ahead. Launches are described as Triton 3.6-3.9's
 launchers make them (fast_launch.unwrapped: their layouts), so other Triton versions keep the Python path.
 """
+import functools
 import hashlib
 import importlib.util
 import os
@@ -25,8 +27,13 @@ import torch
 
 SOURCE = Path(__file__).with_name("native.cpp")
 
-# Where a kernel argument comes from (native.cpp's Source).
-A, B, OUT, WORKSPACE, BIAS, NULL_POINTER, VALUE = range(7)
+# Where a kernel argument comes from (native.cpp's Source): STAGED_A and STAGED_B are the buffers a staged product's
+# copies fill, allocated at each call.
+A, B, OUT, WORKSPACE, BIAS, STAGED_A, STAGED_B, NULL_POINTER, VALUE = range(9)
+# The tensors of a staging copy's launch (kernels/copy.py: x, y, lo, x2, y2) by the operands it copies
+# (staging.cached_copies): one alone is its own pair.
+COPY_SOURCES = {"ab": (A, STAGED_A, NULL_POINTER, B, STAGED_B), "a": (A, STAGED_A, NULL_POINTER, A, STAGED_A),
+                "b": (B, STAGED_B, NULL_POINTER, B, STAGED_B)}
 # Bytes of each integer argument type of a Triton signature.
 INT_BYTES = {"i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
 
@@ -165,26 +172,33 @@ def remember(a, b, bias, entry) -> None:
 
 
 def describe(entry):
-    """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: copies first, or a
-    launch that is not a direct one (fast_launch.unwrapped). Tensor descriptors (the TMA and Gluon kernels') are
-    described as maps native.cpp encodes at each launch (_tensor_map); launches over row slices, as byte offsets."""
-    if entry is None or entry.stage is not None:
+    """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: a launch that is not
+    a direct one (fast_launch.unwrapped), or copies not all cached. Tensor descriptors (the TMA and Gluon kernels')
+    are described as maps native.cpp encodes at each launch (_tensor_map); launches over row slices, as byte offsets.
+    A staged product's copies launch first, into buffers native.cpp allocates as the entry's were (design.md:
+    native-staging)."""
+    if entry is None or (entry.stage is not None and entry.copies is None):
         return None
+    staged = entry.staged if entry.stage is not None else (None, None)
+    copies = [_launch(compiled, COPY_SOURCES[which]) for compiled, which in entry.copies or ()]
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
-    plain = (A, B, OUT, BIAS, NULL_POINTER, NULL_POINTER)
+    a, b = STAGED_A if staged[0] else A, STAGED_B if staged[1] else B
+    plain = (a, b, OUT, BIAS, NULL_POINTER, NULL_POINTER)
     if entry.workspace is not None:
-        tensors = ((A, B, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),
+        tensors = ((a, b, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),
                    (WORKSPACE, OUT, BIAS, NULL_POINTER, NULL_POINTER))
     else:
         tensors = (plain,) * (1 if entry.offsets is None else len(entry.offsets))
     if len(tensors) != len(entry.launches) or (entry.offsets is not None and entry.workspace is not None):
         return None
     parts = entry.offsets or (None,) * len(tensors)
-    launches = [_launch(compiled, sources, part) for compiled, sources, part in zip(entry.launches, tensors, parts)]
+    launches = copies + [_launch(compiled, sources, part) for compiled, sources, part in zip(entry.launches, tensors,
+                                                                                          parts)]
     if any(launch is None for launch in launches):
         return None
     shape, strides = entry.out_layout
-    return list(shape), list(strides), list(entry.workspace or ()), launches
+    buffers = [[] if s is None else [list(s[0]), list(s[1])] for s in staged]
+    return list(shape), list(strides), list(entry.workspace or ()), launches, buffers
 
 
 def _launch(compiled, sources, part=None):
@@ -255,8 +269,9 @@ def _tensor_map(ty, desc, meta):
         return None
 
 
-def _expanded(ty, meta):
-    """The launcher's argument types for one descriptor of type ``ty`` (Triton's expand_signature), or None."""
+@functools.cache
+def _expand_signature():
+    """Triton's expand_signature (3.8-3.9's; Triton 3.6 has none: bench/results/native_tma/diag36.log), or None."""
     try:
         from triton.backends.driver import expand_signature
     except ImportError:
@@ -264,7 +279,21 @@ def _expanded(ty, meta):
             from triton.backends.nvidia.driver import expand_signature
         except ImportError:
             return None
-    try:  # 3.8-3.9's (Triton 3.6 has none: bench/results/native_tma/diag36.log)
+    return expand_signature
+
+
+def repeats(descriptors: bool = False) -> bool:
+    """Whether an eager call of a product seen before launches from C++: a build is loaded and, where its launches take
+    tensor descriptors (``descriptors``), this Triton's launchers expand them as describe takes them (from 3.8)."""
+    return _built() is not None and (not descriptors or _expand_signature() is not None)
+
+
+def _expanded(ty, meta):
+    """The launcher's argument types for one descriptor of type ``ty`` (Triton's expand_signature), or None."""
+    expand_signature = _expand_signature()
+    if expand_signature is None:
+        return None
+    try:
         return list(expand_signature([ty], [meta], "nvTmaDesc"))
     except Exception:  # another version's arguments: not described
         return None

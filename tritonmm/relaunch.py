@@ -22,6 +22,10 @@ class Entry(NamedTuple):
     # (layout.row_offsets). None: every launch takes the tensors whole.
     offsets: tuple | None = None
     index: int | None = None  # the operands' CUDA device (None: not a CUDA device)
+    # Where staged, for native.describe: the staged buffers' (shape, strides) per operand (None: read as given), and
+    # the copy launches that fill them (staging.cached_copies; None: not all cached).
+    staged: tuple | None = None
+    copies: tuple | None = None
 
 
 # Entry by key(): products seen before relaunch their compiled kernels.
@@ -75,9 +79,14 @@ def remember(k, ready, product, cfg, a, b, out) -> None:
         else None
     staged = product is not None and product.staged and not config_space.is_gemv(cfg)
     index = device.index(a.device) if a.device.type == "cuda" else None
+    buffers = copies = None
+    if staged:
+        ya, yb = (t if s else None for s, t in zip(product.stagers, (product.a, product.b)))
+        buffers = tuple(None if y is None else (tuple(y.shape), y.stride()) for y in (ya, yb))
+        copies = staging.cached_copies(product.stagers, *product.given, ya, yb)
     fast_launch.remember(_entries, k, Entry(tuple(ready), workspace, tuple(layout.span(t) for t in (a, b, out)),
                                             (out.shape, out.stride()), tuple(product.stagers) if staged else None,
-                                            offsets, index))
+                                            offsets, index, buffers, copies))
 
 
 def launch(known, a, b, out, bias, scales=(None, None), out_dtype=None):

@@ -26,7 +26,7 @@ in docs/design.md.
 """
 import torch
 
-from . import config_space, cost_model, device, layout, splits, thresholds
+from . import config_space, cost_model, device, layout, native, splits, thresholds
 from .config_space import cdiv
 
 # The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
@@ -56,7 +56,7 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
         return False
     if staged_bytes:  # unaligned rows: the pointer kernel is slow on narrow reads, so intensity decides (and host time)
         bar = th.stage_min_macs_per_byte_wide_reads if read_bytes >= th.wide_read_bytes else th.stage_min_macs_per_byte
-        return macs >= bar * staged_bytes and (captured or macs >= th.stage_eager_min_macs)
+        return macs >= bar * staged_bytes and (captured or macs >= eager_bars(th, True)[0])
     return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
 
 
@@ -71,6 +71,16 @@ def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
                            facts.hbm_bytes_per_s) and not few_tiles(facts, M, N)
 
 
+def eager_bars(th, descriptors: bool) -> tuple:
+    """(stage, realign): the fewest multiply-adds from which an eager call stages operands and realigns rows.
+    stage_eager_min_macs and realign_eager_min_macs pay for Python's host time; where native.cpp repeats the copies
+    (native.repeats; ``descriptors``: on the TMA kernel, whose launches take tensor descriptors) the lower
+    stage_eager_native_min_macs and realign_eager_native_min_macs (design.md: native-staging)."""
+    if native.repeats(descriptors):
+        return th.stage_eager_native_min_macs, th.realign_eager_native_min_macs
+    return th.stage_eager_min_macs, th.realign_eager_min_macs
+
+
 def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
     """(copy A, copy B): which of a product's 16-bit operands the pointer kernel reads from K-major copies
     whose K is zero-padded to 16 bytes, because it would read them at most pointer_stage_max_load_bytes at a
@@ -79,7 +89,7 @@ def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
     launch is host time). Reads of async_copy_min_bytes or more are staged only where the copies pay."""
     th = thresholds.for_device(facts)
     none = (False, False)
-    if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= th.stage_eager_min_macs):
+    if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= eager_bars(th, False)[0]):
         return none
     widths = layout.read_width(a), layout.read_width(b)
     if min(widths) > th.pointer_stage_max_load_bytes:
@@ -115,7 +125,7 @@ def realign(facts, source, macs: int, operand: int, captured: bool) -> bool:
     if not _slow_rows(source):
         return False
     th = thresholds.for_device(facts)
-    if not captured and macs < th.realign_eager_min_macs:
+    if not captured and macs < eager_bars(th, True)[1]:
         return False
     bar = th.realign_min_macs_per_byte_b if operand else th.realign_min_macs_per_byte_a
     return macs >= bar * (layout.copy_bytes(source) + th.realign_fixed_bytes)

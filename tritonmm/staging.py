@@ -159,6 +159,22 @@ def k_major_stagers(a: torch.Tensor, b: torch.Tensor) -> list:
 _DESTINATIONS = {aligned_copy: aligned_like, padded_a_copy: padded_a_like, padded_b_copy: padded_b_like}
 
 
+def cached_copies(stagers, a, b, ya, yb):
+    """The copy launches stage() makes of a and b into their staged buffers ya and yb (None: not copied), as copy's
+    cache holds them, in launch order: ((fast_launch.Compiled, "ab", "a" or "b": the operands it copies), ...), for
+    native.describe; None where a stager is not one plain copy or a launch is not cached (tracing, capture, direct
+    launches off)."""
+    if any(s is not None and s not in _DESTINATIONS for s in stagers):
+        return None
+    if all(stagers):
+        keys = [(_copy_key(a, ya, None, b, yb, True), "ab")]
+    else:
+        keys = [(_copy_key(x, y, None, x, y, None), which) for s, x, y, which in zip(stagers, (a, b), (ya, yb), "ab")
+                if s]
+    found = tuple((_copy_launches.get(k), which) for k, which in keys)
+    return None if any(c is None for c, _ in found) else found
+
+
 def stage(stagers, a, b, traced: bool = False) -> tuple:
     """a and b through their stagers (None: as they are); two plain copies go in one launch
     (design.md: paired-copies)."""

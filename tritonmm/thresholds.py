@@ -48,6 +48,11 @@ class Thresholds(NamedTuple):
     # the kernel outlasts the copy's host time (design.md: realign-eager).
     realign_fixed_bytes: float = 9e6
     realign_eager_min_macs: float = 2 ** 34
+    # Both eager bars above pay for Python's host time. Where native.cpp repeats an eager call's copies
+    # (native.repeats), eager calls stage from stage_eager_native_min_macs and realign from realign_eager_native_min_macs
+    # instead (design.md: native-staging).
+    stage_eager_native_min_macs: float = 2 ** 28
+    realign_eager_native_min_macs: float = 0
     # tf32x3 on the TMA kernel splits its operands first from this intensity (design.md: tf32x3-presplit).
     tf32x3_split_min_macs_per_byte: float = 100
     # Products of at most this many 64x64 tiles per SM take the pointer kernel and split-K (design.md: few-tiles).
