@@ -3,8 +3,8 @@ path, repeating earlier calls' launches.
 
 Without a GPU: the extension compiles (CUDA's headers needed, no GPU), registers and unregisters its kernels.
 On the GPU: every result against float64 on first (Python) and repeated (C++) calls, over the pointer
-kernel, split-K's two launches, the one-row kernel, the TMA kernel (whole and in a wave-tail split) and the Gluon
-kernel, with and without a bias, through aten and through tritonmm.linear; what it leaves to Python (float32, capture,
+kernel, split-K's two launches, the one-row kernel, the TMA kernel (whole and in a wave-tail split), the Gluon
+kernel and staged products with their copies, with and without a bias, through aten and through tritonmm.linear; what it leaves to Python (float32, capture,
 beta) stays correct; the thresholds' overrides and disable() forget or remove it.
 """
 from unittest import mock
@@ -272,6 +272,33 @@ def _tail_product():
     pytest.fail("no candidate runs a wave-tail split on the TMA kernel")
 
 
+def _repeats_from_cpp(operands, may_decline: bool):
+    """Four products of fresh operands() (other addresses each call), NaN-backed against float64: the first plans it in
+    Python and describes it, the rest repeat from C++; then one into a NaN-filled out=, Python's launch cache not asked.
+    Where describe declines its launches (``may_decline``: on Triton 3.6 its tensor descriptors, design.md:
+    native-tma), C++ must have left it to Python, and it stays right. Returns its relaunch entry."""
+    hits, repeated = native.stats()[0], native.stats()[3]
+    for _ in range(4):
+        a, b = operands()
+        ref = a.double() @ b.double()
+        nan_backed(ref.shape, a.dtype)
+        out = tritonmm.mm(a, b)
+        assert _rel(out, ref) < BOUND[a.dtype]
+    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))
+    assert entry is not None
+    if native.describe(entry) is None:
+        assert may_decline and tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8), "describe declined it"
+        assert native.stats()[3] == repeated
+        return entry
+    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
+    a, b = operands()
+    ref, into = a.double() @ b.double(), torch.full(out.shape, float("nan"), device="cuda", dtype=a.dtype)
+    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+        assert tritonmm.mm(a, b, out=into) is into
+    assert _rel(into, ref) < BOUND[a.dtype]
+    return entry
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", ["tma", "tma NT", "tma small", "tma tail", "gluon"])
 def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kernel):
@@ -305,25 +332,7 @@ def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kern
     from tritonmm import planner
     path = planner.chosen(*operands(), "native")[1]
     assert path == ("gluon" if kernel == "gluon" else "tma"), path
-    hits, repeated = native.stats()[0], native.stats()[3]
-    for _ in range(4):  # the first plans it in Python and describes it; the rest repeat from C++
-        a, b = operands()
-        ref = a.double() @ b.double()
-        nan_backed(ref.shape, a.dtype)
-        out = tritonmm.mm(a, b)
-        assert _rel(out, ref) < BOUND[a.dtype]
-    if native.describe(relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))) is None:
-        # Triton 3.6's launchers expand descriptors as describe does not take them (design.md: native-tma): the
-        # product stays Python's, and right; from 3.8 C++ must repeat it
-        assert tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8), "describe declined a TMA launch"
-        assert native.stats()[3] == repeated
-        return
-    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
-    a, b = operands()
-    ref, into = a.double() @ b.double(), torch.full(out.shape, float("nan"), device="cuda", dtype=a.dtype)
-    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
-        assert tritonmm.mm(a, b, out=into) is into
-    assert _rel(into, ref) < BOUND[a.dtype]
+    _repeats_from_cpp(operands, may_decline=True)
 
 
 @pytest.mark.gpu
@@ -354,25 +363,8 @@ def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
     cfg, path = planner.chosen(*operands(), "native")
     assert path == ("pointer" if case == "pointer" else "tma") + "+staged", path
     assert config_space.tail(cfg) == (case == "tma tail")
-    hits, repeated = native.stats()[0], native.stats()[3]
-    for _ in range(4):  # the first plans it in Python and describes it; the rest repeat from C++
-        a, b = operands()
-        ref = a.double() @ b.double()
-        nan_backed(ref.shape, a.dtype)
-        out = tritonmm.mm(a, b)
-        assert _rel(out, ref) < BOUND[a.dtype]
-    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))
-    assert entry is not None and entry.stage is not None and entry.copies is not None
-    if native.describe(entry) is None:  # Triton 3.6's descriptors stay Python's (design.md: native-tma)
-        assert case != "pointer" and tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8)
-        assert native.stats()[3] == repeated
-        return
-    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
-    a, b = operands()
-    ref, into = a.double() @ b.double(), torch.full(out.shape, float("nan"), device="cuda", dtype=a.dtype)
-    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
-        assert tritonmm.mm(a, b, out=into) is into
-    assert _rel(into, ref) < BOUND[a.dtype]
+    entry = _repeats_from_cpp(operands, may_decline=case != "pointer")
+    assert entry.stage is not None and entry.copies is not None
 
 
 @pytest.mark.gpu
