@@ -336,12 +336,12 @@ def test_gpu_tma_and_gluon_products_repeat_from_cpp(repeating, monkeypatch, kern
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["tma both", "tma a", "tma tail", "pointer"])
+@pytest.mark.parametrize("case", ["tma both", "tma a", "tma b", "tma tail", "pointer"])
 def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
     """Staged products (staged eagerly from any size) repeat from C++ after their first call, copies and all, into
-    buffers C++ allocates: TMA's aligned copies of both operands in one launch, of A alone, of A before a wave-tail
-    split's two launches over row slices of the copy, and the pointer kernel's K-major copies, K zero-padded. Fresh
-    operands each call, at other addresses, NaN-backed against float64; out= too, Python's launch cache not asked."""
+    buffers C++ allocates: TMA's aligned copies of both operands in one launch, of A alone, of B alone, of A before a
+    wave-tail split's two launches over row slices of the copy, and the pointer kernel's K-major copies, K zero-padded.
+    Fresh operands each call (_repeats_from_cpp), B too: a stale copy in a reused buffer would pass."""
     from tritonmm import config_space, product
     inf = float("inf")
     over = dict(stage_eager_min_macs=0, stage_eager_native_min_macs=0, gluon_min_macs=inf, gluon_wide_min_macs=inf)
@@ -353,18 +353,20 @@ def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
         monkeypatch.setitem(thresholds.OVERRIDES, name, value)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     # K odd: A's rows 2-byte aligned, copied; N 1543: B's too, 1536: B read as given
-    M, N, K = {"tma both": (1030, 1543, 1031), "tma a": (1030, 1536, 1031), "tma tail": (128 * (sms + 12), 128, 2049),
-               "pointer": (1030, 1543, 1031)}[case]
+    M, N, K = {"tma both": (1030, 1543, 1031), "tma a": (1030, 1536, 1031), "tma b": (1030, 1543, 1032),
+               "tma tail": (128 * (sms + 12), 128, 2049), "pointer": (1030, 1543, 1031)}[case]
     if case == "tma tail":  # the default config in a wave-tail split: a whole wave of 128x128 tiles, then 12
         monkeypatch.setattr(product.Product, "heuristic", lambda self: config_space.make_config(128, 128, 64, 5, 4, TAIL=1))
-    b = torch.randn(K, N, device="cuda").bfloat16() / K ** 0.5
-    operands = lambda: (torch.randn(M, K, device="cuda").bfloat16(), b)  # noqa: E731
+    operands = lambda: (torch.randn(M, K, device="cuda").bfloat16(),  # noqa: E731
+                        torch.randn(K, N, device="cuda").bfloat16() / K ** 0.5)
     from tritonmm import planner
     cfg, path = planner.chosen(*operands(), "native")
     assert path == ("pointer" if case == "pointer" else "tma") + "+staged", path
     assert config_space.tail(cfg) == (case == "tma tail")
     entry = _repeats_from_cpp(operands, may_decline=case != "pointer")
-    assert entry.stage is not None and entry.copies is not None
+    copied = [staged is not None for staged in entry.staged]
+    assert copied == [case != "tma b", case in ("tma both", "tma b", "pointer")], copied
+    assert [which for _, which in entry.copies] == ["ab" if all(copied) else "ab"[copied.index(True)]]
 
 
 @pytest.mark.gpu

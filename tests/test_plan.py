@@ -813,8 +813,7 @@ def test_gpu_wave_tail_split_epilogues(bias_kind, staging):
                                  bias=bias.bfloat16(), scales=(scale_a, scale_b))
 
 
-def test_path_rule(monkeypatch):
-    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
+def test_path_rule():
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     assert rules.tma_path(hopper, 4096, 4096, 4096, 0)
     assert not rules.tma_path(devices.DeviceFacts("a", 108, 166912, False), 4096, 4096, 4096, 0)
@@ -857,25 +856,33 @@ def test_path_rule(monkeypatch):
 
 
 def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
-    """Where native.cpp repeats an eager call's copies (native.repeats), eager calls stage from
-    stage_eager_native_min_macs and realign from realign_eager_native_min_macs (design.md: native-staging); where its
-    launches take tensor descriptors and this Triton's cannot be described (3.6), the TMA kernel keeps Python's bars
-    and the pointer kernel's K-major copies take native's."""
+    """Where native.cpp repeats a product's eager calls, copies included (``repeated``: native.serves), eager calls
+    stage from stage_eager_native_min_macs and realign from realign_eager_native_min_macs, else from Python's bars
+    (design.md: native-staging); native.serves: a loaded build, a 16-bit matrix product without an activation or
+    scales, and for launches that take tensor descriptors a Triton whose launchers describe can follow."""
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     th = thresholds.TABLE["sm90"]
     staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)  # 1023x1025x1027: 1.08e9 multiply-adds
     assert th.stage_eager_native_min_macs < 1023 * 1025 * 1027 < th.stage_eager_min_macs
     a, b = torch.empty(1023, 1027, dtype=torch.bfloat16), torch.empty(1027, 1025, dtype=torch.bfloat16)
-    for repeats, tma, pointer in (("always", True, True), ("not descriptors", False, True), ("never", False, False)):
-        monkeypatch.setattr(native, "repeats", lambda descriptors=False, r=repeats: r == "always" or
-                            (r == "not descriptors" and not descriptors))
-        assert rules.tma_path(hopper, 1023, 1025, 1027, staged) == tma, repeats
-        assert any(rules.pointer_staging(hopper, a, b, 1023, 1025, 1027, False)) == pointer, repeats
-        assert rules.eager_bars(th, True) == ((th.stage_eager_native_min_macs, th.realign_eager_native_min_macs) if tma
-                                              else (th.stage_eager_min_macs, th.realign_eager_min_macs))
-    monkeypatch.setattr(native, "repeats", lambda descriptors=False: True)
+    for repeated in (True, False):
+        assert rules.tma_path(hopper, 1023, 1025, 1027, staged, repeated=repeated) == repeated
+        assert any(rules.pointer_staging(hopper, a, b, 1023, 1025, 1027, False, repeated)) == repeated
+        assert rules.eager_bars(th, repeated) == ((th.stage_eager_native_min_macs, th.realign_eager_native_min_macs)
+                                                  if repeated else (th.stage_eager_min_macs, th.realign_eager_min_macs))
     small = 2 * 2 * (255 * 257 + 257 * 1025)  # 255x1025x257: 6.7e7 multiply-adds, below native's bar too
-    assert not rules.tma_path(hopper, 255, 1025, 257, small) and rules.tma_path(hopper, 255, 1025, 257, small, True)
+    assert not rules.tma_path(hopper, 255, 1025, 257, small, repeated=True)
+    assert rules.tma_path(hopper, 255, 1025, 257, small, captured=True)
+    none = (None, None)
+    monkeypatch.setitem(native._state, "module", None)
+    assert not native.serves(a, "none", none, False)  # no build loaded
+    monkeypatch.setitem(native._state, "module", object())
+    assert native.serves(a, "none", none, False)
+    assert not native.serves(a, "relu", none, False) and not native.serves(a.float(), "none", none, False)
+    assert not native.serves(a[None], "none", none, False) and not native.serves(a, "none", (a, None), False)
+    native._expand_signature.cache_clear()
+    monkeypatch.setattr(native, "_expand_signature", lambda: None)  # Triton 3.6: descriptors stay Python's
+    assert native.serves(a, "none", none, False) and not native.serves(a, "none", none, True)
 
 
 @pytest.mark.parametrize("K, staged", [(2332, False), (2331, True)], ids=["8-byte rows", "2-byte rows"])
@@ -884,7 +891,7 @@ def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     run in the interpreter), 17 multiply-adds per byte the copies would move: with rows 8 bytes apart the pointer
     kernel reads the caller's operands 8 bytes at a time and no copy is made (0.86x torch.mm
     against 0.73 staged; design.md: staging-wide-reads); 2 bytes apart, they are staged for the TMA kernel."""
-    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
+    monkeypatch.setattr(native, "serves", lambda *args: False)  # Python runs the copies (design.md: native-staging)
     if device == "cpu":
         hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
         monkeypatch.setattr(devices, "facts", lambda d: hopper)
@@ -1454,11 +1461,10 @@ def test_large_batch_entries_run_as_unbatched_products(device, monkeypatch):
         assert all(rel_err(c[z], a[z], b[z]) < 2e-3 for z in range(3))
 
 
-def test_realign_counts_the_copys_fixed_cost_and_eager_calls_copy_only_large_products(device, monkeypatch):
+def test_realign_counts_the_copys_fixed_cost_and_eager_calls_copy_only_large_products(device):
     """rules.realign: a copy counts realign_fixed_bytes more than it moves, so a product just past the per-byte bar
     is left as it is once that cost is counted; an eager call copies only from realign_eager_min_macs, a captured
     one at any size."""
-    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
     a, b = operands(40, 72, 56, torch.bfloat16, "NN", device)  # rows of 112 bytes: 16 past a multiple of 32
     facts, moved = devices.facts(a.device), layout_module.copy_bytes(b)
     macs = 100 * moved  # 100 multiply-adds per byte the copy of B moves
@@ -1476,7 +1482,7 @@ def test_a_copy_only_graphs_make_plans_the_graph_apart(device, monkeypatch):
     """Where realign copies an operand in a CUDA graph and not eagerly (realign_eager_min_macs), the captured plan is
     graph_only (tuned and keyed apart: design.md graph-only-rank) and the eager plan says it differs when captured,
     so the planner tunes the captured one ahead; where both copy alike, neither."""
-    monkeypatch.setattr(native, "repeats", lambda descriptors=False: False)  # Python runs the copies (native-staging)
+    monkeypatch.setattr(native, "serves", lambda *args: False)  # Python runs the copies (design.md: native-staging)
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_fixed_bytes", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_b", 0)

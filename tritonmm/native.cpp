@@ -227,8 +227,14 @@ at::Tensor run(const Entry& e, const at::Tensor& a, const at::Tensor& b, const a
   at::Tensor out = given ? *given : at::empty_strided(e.out_sizes, e.out_strides, a.options());
   at::Tensor ws, staged[2];
   if (!e.workspace.empty()) ws = at::empty(e.workspace, a.options().dtype(at::kFloat));
-  for (int i = 0; i < 2; ++i)
-    if (!e.staged_sizes[i].empty()) staged[i] = at::empty_strided(e.staged_sizes[i], e.staged_strides[i], a.options());
+  for (int i = 0; i < 2; ++i) {
+    if (e.staged_sizes[i].empty()) continue;
+    staged[i] = at::empty_strided(e.staged_sizes[i], e.staged_strides[i], a.options());
+    // The copy's and the product's kernels were specialized for a 16-byte aligned buffer, as torch's caching
+    // allocator gives (an allocator that does not: Python's path, whose keys hold alignment, serves it).
+    TORCH_CHECK(low_bits(staged[i]) == 0, "tritonmm native dispatch: a staging buffer is not 16-byte aligned; "
+                "set TRITONMM_NATIVE=0 with this allocator");
+  }
   auto address = [](const at::Tensor& t) { return t.defined() ? reinterpret_cast<uint64_t>(t.data_ptr()) : 0; };
   // by Source: a, b, out, the workspace, the bias, the staged buffers, null
   const uint64_t pointers[NULL_POINTER + 1] = {address(a),  address(b), address(out), address(ws),

@@ -180,7 +180,6 @@ def describe(entry):
     if entry is None or (entry.stage is not None and entry.copies is None):
         return None
     staged = entry.staged if entry.stage is not None else (None, None)
-    copies = [_launch(compiled, COPY_SOURCES[which]) for compiled, which in entry.copies or ()]
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
     a, b = STAGED_A if staged[0] else A, STAGED_B if staged[1] else B
     plain = (a, b, OUT, BIAS, NULL_POINTER, NULL_POINTER)
@@ -192,10 +191,13 @@ def describe(entry):
     if len(tensors) != len(entry.launches) or (entry.offsets is not None and entry.workspace is not None):
         return None
     parts = entry.offsets or (None,) * len(tensors)
-    launches = copies + [_launch(compiled, sources, part) for compiled, sources, part in zip(entry.launches, tensors,
-                                                                                          parts)]
+    launches = [_launch(compiled, sources, part) for compiled, sources, part in zip(entry.launches, tensors, parts)]
     if any(launch is None for launch in launches):
         return None
+    copies = [_launch(compiled, COPY_SOURCES[which]) for compiled, which in entry.copies or ()]
+    if any(launch is None for launch in copies):
+        return None
+    launches = copies + launches  # the copies first: the product reads their buffers
     shape, strides = entry.out_layout
     buffers = [[] if s is None else [list(s[0]), list(s[1])] for s in staged]
     return list(shape), list(strides), list(entry.workspace or ()), launches, buffers
@@ -282,10 +284,15 @@ def _expand_signature():
     return expand_signature
 
 
-def repeats(descriptors: bool = False) -> bool:
-    """Whether an eager call of a product seen before launches from C++: a build is loaded and, where its launches take
-    tensor descriptors (``descriptors``), this Triton's launchers expand them as describe takes them (from 3.8)."""
-    return _built() is not None and (not descriptors or _expand_signature() is not None)
+def serves(a, activation: str, scales, descriptors: bool) -> bool:
+    """Whether eager calls of a product like this one (``a`` its A) repeat from C++ once seen, copies included, which
+    is what the planner's eager bars ask (rules.eager_bars; design.md: native-staging): a build is loaded (mm, matmul
+    and linear load it before they plan; nothing is loaded here), the product is a 16-bit matrix product without an
+    activation or FP8 scales, as aten's mm and addmm and tritonmm's mm, matmul and linear take it to C++ (a call that
+    records autograd, or gives a precision or config, goes to Python: that is not seen here), and where its launches
+    take tensor descriptors (``descriptors``) this Triton's launchers expand them as describe takes them (3.8-3.9)."""
+    return _state["module"] is not None and a.dim() == 2 and a.dtype in (torch.float16, torch.bfloat16) and \
+        activation == "none" and scales[0] is None and (not descriptors or _expand_signature() is not None)
 
 
 def _expanded(ty, meta):

@@ -6,7 +6,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, rules, splits, staging, thresholds, validation
+from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, native, rules, splits, staging, thresholds, validation
 from .config_space import cdiv
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import gemm_tma_kernel
@@ -39,6 +39,7 @@ class Product:
         self.th = thresholds.for_device(self.facts)
         self.layout = layout.layout(a) + layout.layout(b) + ("b" if self.batched else "")
         self.scales = scales  # FP8 products' (scale_a, scale_b), or (None, None)
+        self.repeated = [native.serves(a, activation, scales, tma) for tma in (False, True)]  # pointer, TMA: eager_bars
         self.constants = dict(
             BIAS=layout.bias_kind(bias, self.M, self.N), ACTIVATION=activation,
             SCALE_A=layout.scale_kind(scales[0], "row"), SCALE_B=layout.scale_kind(scales[1], "column"),
@@ -84,13 +85,13 @@ class Product:
                                             self.traced))
 
     def _pointer_stagers(self, captured: bool) -> list:
-        """The copies that let the pointer kernel read the caller's operands 16 bytes at a time
-        (rules.pointer_staging): K-major, K zero-padded to 16 bytes (then both operands, so their K agree);
-        [None, None] where the rule does not stage. Not for batched or traced products; not for float32 or
-        FP8 (not measured; on Hopper TF32 and FP8 operands are staged K-major already)."""
+        """The copies that let the pointer kernel read the caller's operands 16 bytes at a time (rules.pointer_staging):
+        K-major, K zero-padded to 16 bytes (then both, so their K agree); [None, None] where the rule does not stage.
+        Not for batched or traced products, float32 or FP8 (unmeasured; on Hopper those are K-major already)."""
         if self.batched or self.traced:
             return [None, None]
-        copy_a, copy_b = rules.pointer_staging(self.facts, *self.given, self.M, self.N, self.K, captured)
+        copy_a, copy_b = rules.pointer_staging(self.facts, *self.given, self.M, self.N, self.K, captured,
+                                               self.repeated[0])
         return [staging.padded_a_copy if copy_a else None, staging.padded_b_copy if copy_b else None]
 
     def _pointer_args(self, a, b, c) -> tuple:
@@ -129,8 +130,9 @@ class Product:
 
     def _tma_rules(self, staged_bytes: int, captured: bool, read_bytes: int) -> bool:
         """Whether the size rule (rules.tma_path) or, in graphs, the stream model's (rules.stream_tma) gives TMA."""
-        return rules.tma_path(self.facts, self.M, self.N, self.K, staged_bytes, captured, read_bytes) or \
-            rules.stream_tma(self.facts, self.dtype, self.M, self.N, staged_bytes, captured)
+        f, M, N = self.facts, self.M, self.N
+        return rules.tma_path(f, M, N, self.K, staged_bytes, captured, read_bytes, self.repeated[1]) or \
+            rules.stream_tma(f, self.dtype, M, N, staged_bytes, captured)
 
     def _tma_candidate(self) -> bool:
         """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it
@@ -156,10 +158,11 @@ class Product:
         # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here, those TMA
         # cannot read and those whose rows it reads slowly (rules.realign, which copies more in a CUDA graph).
         macs = self.M * self.N * self.K
-        copies = rules.tma_copies(self.facts, sources, self.stagers, macs, self.captured)
-        self.copies_differ = copies != rules.tma_copies(self.facts, sources, self.stagers, macs, not self.captured)
+        copies, other = (rules.tma_copies(self.facts, sources, self.stagers, macs, captured, self.repeated[1])
+                         for captured in (self.captured, not self.captured))
+        self.copies_differ = copies != other
         self.graph_only = self.captured and (self.copies_differ or not rules.tma_path(
-            self.facts, self.M, self.N, self.K, staged_bytes, False, read_bytes))
+            self.facts, self.M, self.N, self.K, staged_bytes, False, read_bytes, self.repeated[1]))
         a, b = staging.stage([staging.aligned_copy if copy else None for copy in copies], a, b)
         self.stagers = [staging.aligned_copy if new else old for new, old in zip(copies, self.stagers)]
         self._use_tma(a, b, c)
@@ -185,8 +188,7 @@ class Product:
 
     @property
     def staged(self) -> bool:
-        """Whether operands are copied for this product (its memory cost: those copies), under
-        every config but the one-row kernel's, which reads the caller's tensors."""
+        """Whether operands are copied (their memory cost) under every config but the one-row kernel's."""
         return any(self.stagers)
 
     @property
@@ -313,8 +315,7 @@ class Product:
 
     @property
     def b_k_contiguous(self) -> bool:
-        """Whether the caller's B (which the one-row kernel reads, not a staged copy) runs along K
-        (x @ W.T: a weight's rows), the one-row kernel's best case."""
+        """Whether the caller's B (not a staged copy) runs along K (x @ W.T), the one-row kernel's best case."""
         return self.given[1].stride(-2) == 1
 
     def candidates(self) -> list:
@@ -388,9 +389,8 @@ class Product:
 
     @property
     def epilogue(self) -> str:
-        """'' for a plain product, else '+bias kind+activation' (and FP8's scale kinds and output
-        dtype): the epilogue's registers and shared memory move the best config, and can make one
-        that fits without it too large."""
+        """'' for a plain product, else '+bias kind+activation' (and FP8's scale kinds and output dtype): the
+        epilogue's registers and shared memory move the best config, and can make one that fits without it too large."""
         bias, act = self.constants["BIAS"], self.constants["ACTIVATION"]
         plain = "" if bias == act == "none" else f"+{bias}+{act}"
         if self.dtype not in FP8_DTYPES:

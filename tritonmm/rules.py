@@ -26,7 +26,7 @@ in docs/design.md.
 """
 import torch
 
-from . import config_space, cost_model, device, layout, native, splits, thresholds
+from . import config_space, cost_model, device, layout, splits, thresholds
 from .config_space import cdiv
 
 # The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
@@ -45,18 +45,20 @@ def few_tiles(facts, M, N) -> bool:
     return cdiv(M, 64) * cdiv(N, 64) <= thresholds.for_device(facts).few_tiles_per_sm * facts.num_sms
 
 
-def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_bytes: int = 2) -> bool:
+def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_bytes: int = 2,
+             repeated: bool = False) -> bool:
     """The TMA kernel on Hopper for products of more than one row whose tiles fill the GPU, when large
     (aligned operands; ``captured``: launched into a CUDA graph, where large starts lower), or when
     compute-bound enough to pay for staging what TMA cannot read (``staged_bytes``: what the copies move,
-    0 when none is needed; ``read_bytes``: the narrowest read the pointer kernel would make instead)."""
+    0 when none is needed; ``read_bytes``: the narrowest read the pointer kernel would make instead; eagerly from
+    eager_bars' size, ``repeated``: whether native.cpp repeats its eager calls)."""
     th = thresholds.for_device(facts)
     macs = M * N * K
     if not facts.tma or M < th.tma_min_rows or few_tiles(facts, M, N):
         return False
     if staged_bytes:  # unaligned rows: the pointer kernel is slow on narrow reads, so intensity decides (and host time)
         bar = th.stage_min_macs_per_byte_wide_reads if read_bytes >= th.wide_read_bytes else th.stage_min_macs_per_byte
-        return macs >= bar * staged_bytes and (captured or macs >= eager_bars(th, True)[0])
+        return macs >= bar * staged_bytes and (captured or macs >= eager_bars(th, repeated)[0])
     return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
 
 
@@ -71,25 +73,26 @@ def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
                            facts.hbm_bytes_per_s) and not few_tiles(facts, M, N)
 
 
-def eager_bars(th, descriptors: bool) -> tuple:
+def eager_bars(th, repeated: bool) -> tuple:
     """(stage, realign): the fewest multiply-adds from which an eager call stages operands and realigns rows.
-    stage_eager_min_macs and realign_eager_min_macs pay for Python's host time; where native.cpp repeats the copies
-    (native.repeats; ``descriptors``: on the TMA kernel, whose launches take tensor descriptors) the lower
-    stage_eager_native_min_macs and realign_eager_native_min_macs (design.md: native-staging)."""
-    if native.repeats(descriptors):
+    stage_eager_min_macs and realign_eager_min_macs pay for Python's host time; where native.cpp repeats the call,
+    copies included (``repeated``: native.serves, which the Product asks), the lower stage_eager_native_min_macs and
+    realign_eager_native_min_macs (design.md: native-staging)."""
+    if repeated:
         return th.stage_eager_native_min_macs, th.realign_eager_native_min_macs
     return th.stage_eager_min_macs, th.realign_eager_min_macs
 
 
-def pointer_staging(facts, a, b, M, N, K, captured: bool) -> tuple:
+def pointer_staging(facts, a, b, M, N, K, captured: bool, repeated: bool = False) -> tuple:
     """(copy A, copy B): which of a product's 16-bit operands the pointer kernel reads from K-major copies
     whose K is zero-padded to 16 bytes, because it would read them at most pointer_stage_max_load_bytes at a
     time; (False, False) where the rule does not stage. For
-    unbatched real 16-bit products of more than one row; eagerly only from stage_eager_min_macs (a copy's
-    launch is host time). Reads of async_copy_min_bytes or more are staged only where the copies pay."""
+    unbatched real 16-bit products of more than one row; eagerly only from eager_bars' size (a copy's launch is
+    host time; ``repeated``: native.cpp repeats its eager calls). Reads of async_copy_min_bytes or more are staged
+    only where the copies pay."""
     th = thresholds.for_device(facts)
     none = (False, False)
-    if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= eager_bars(th, False)[0]):
+    if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= eager_bars(th, repeated)[0]):
         return none
     widths = layout.read_width(a), layout.read_width(b)
     if min(widths) > th.pointer_stage_max_load_bytes:
@@ -116,26 +119,28 @@ def _slow_rows(source) -> bool:
     return source.element_size() == 2 and layout.row_bytes(source) % 32 == 16
 
 
-def realign(facts, source, macs: int, operand: int, captured: bool) -> bool:
+def realign(facts, source, macs: int, operand: int, captured: bool, repeated: bool = False) -> bool:
     """Whether a 16-bit TMA source (tma_source's matrix) of operand 0 (A) or 1 (B), readable as it is, is copied
     into rows ROW_ALIGN_BYTES apart first: where its rows are 16 but not 32 bytes apart (rows 32 or 64 bytes
     apart cost the kernel too little to pay for the copy) and the product does enough multiply-adds per byte
     the copy moves (realign_min_macs_per_byte_a / _b), the copy's fixed cost counted as realign_fixed_bytes more;
-    eagerly (``captured`` False) only from realign_eager_min_macs, where the copy's host time is hidden."""
+    eagerly (``captured`` False) only from eager_bars' size, where the copy's host time is hidden (``repeated``:
+    native.cpp repeats its eager calls)."""
     if not _slow_rows(source):
         return False
     th = thresholds.for_device(facts)
-    if not captured and macs < eager_bars(th, True)[1]:
+    if not captured and macs < eager_bars(th, repeated)[1]:
         return False
     bar = th.realign_min_macs_per_byte_b if operand else th.realign_min_macs_per_byte_a
     return macs >= bar * (layout.copy_bytes(source) + th.realign_fixed_bytes)
 
 
-def tma_copies(facts, sources, stagers, macs: int, captured: bool) -> list:
+def tma_copies(facts, sources, stagers, macs: int, captured: bool, repeated: bool = False) -> list:
     """Per operand of a product on the TMA path (``sources``: layout.tma_source of A and B, None where TMA cannot read
     it as it is), whether it is copied into an aligned buffer first: where TMA cannot read it, or where it is the
-    caller's own (its stager None: not copied K-major already) and realign says so (``captured``: in a CUDA graph)."""
-    return [source is None or (stager is None and realign(facts, source[0], macs, i, captured))
+    caller's own (its stager None: not copied K-major already) and realign says so (``captured``: in a CUDA graph;
+    ``repeated``: native.cpp repeats its eager calls)."""
+    return [source is None or (stager is None and realign(facts, source[0], macs, i, captured, repeated))
             for i, (source, stager) in enumerate(zip(sources, stagers))]
 
 
