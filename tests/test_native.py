@@ -4,8 +4,9 @@ path, repeating earlier calls' launches.
 Without a GPU: the extension compiles (CUDA's headers needed, no GPU), registers and unregisters its kernels.
 On the GPU: every result against float64 on first (Python) and repeated (C++) calls, over the pointer
 kernel, split-K's two launches, the one-row kernel, the TMA kernel (whole and in a wave-tail split), the Gluon
-kernel and staged products with their copies, with and without a bias, through aten and through tritonmm.linear; what it leaves to Python (float32, capture,
-beta) stays correct; the thresholds' overrides and disable() forget or remove it.
+kernel and staged products with their copies, with and without a bias, through aten and through tritonmm.linear;
+what it leaves to Python (float32, capture, beta) stays correct; the thresholds' overrides and disable() forget or
+remove it. Without a GPU too: which calls the entry points plan as ones C++ will repeat (design.md: native-staging).
 """
 from unittest import mock
 
@@ -352,11 +353,13 @@ def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
     for name, value in over.items():
         monkeypatch.setitem(thresholds.OVERRIDES, name, value)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    # K odd: A's rows 2-byte aligned, copied; N 1543: B's too, 1536: B read as given
+    # K odd: A's rows 2-byte aligned, copied; N 1543: B's too, 1536: B read as given. "tma b": A's rows 2064 bytes
+    # apart, 16 but not 32 past alignment, left as they are (realign's bar: 1.1e10 multiply-adds, this is 1.6e9)
     M, N, K = {"tma both": (1030, 1543, 1031), "tma a": (1030, 1536, 1031), "tma b": (1030, 1543, 1032),
                "tma tail": (128 * (sms + 12), 128, 2049), "pointer": (1030, 1543, 1031)}[case]
     if case == "tma tail":  # the default config in a wave-tail split: a whole wave of 128x128 tiles, then 12
-        monkeypatch.setattr(product.Product, "heuristic", lambda self: config_space.make_config(128, 128, 64, 5, 4, TAIL=1))
+        tail = config_space.make_config(128, 128, 64, 5, 4, TAIL=1)
+        monkeypatch.setattr(product.Product, "heuristic", lambda self: tail)
     operands = lambda: (torch.randn(M, K, device="cuda").bfloat16(),  # noqa: E731
                         torch.randn(K, N, device="cuda").bfloat16() / K ** 0.5)
     from tritonmm import planner
@@ -456,8 +459,8 @@ def _compiled(signature, rest, **kw):
 
 
 def _entry(launches, workspace=None, **kw):
-    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, offsets=None, out_layout=((8, 16), (16, 1)),
-                  staged=None, copies=None)
+    fields = dict(launches=tuple(launches), workspace=workspace, stage=None, offsets=None,
+                  out_layout=((8, 16), (16, 1)), staged=None, copies=None)
     fields.update(kw)
     return type("Entry", (), fields)()
 
@@ -503,6 +506,44 @@ def test_describe_launches_a_staged_products_copies_first():
     assert copied[5][:4] == [(native.A, 8, 0), (native.STAGED_A, 8, 0), (native.B, 8, 0), (native.STAGED_B, 8, 0)]
     assert launched[5][:2] == [(native.STAGED_A, 8, 0), (native.STAGED_B, 8, 0)]
     assert native.describe(_entry([one], **dict(both, copies=None))) is None
+
+
+def test_entry_points_plan_as_served_only_what_cpp_will_repeat(monkeypatch):
+    """planner.product's ``served`` (design.md: native-staging): tritonmm.mm, matmul and linear pass True only where
+    C++ has not seen the product and will be told how to repeat it (native's answer None); False where C++ leaves it
+    to Python (its answer False), for an activation, and for an out= of other strides, which C++ is never told of."""
+    from tritonmm import planner
+    seen, real = [], planner.product
+    monkeypatch.setattr(planner, "product",
+                        lambda *args, **kw: seen.append(kw.get("served", False)) or real(*args, **kw))
+    monkeypatch.setattr(native, "remember", lambda *args: None)
+    for n, answer in enumerate((None, False)):
+        monkeypatch.setattr(native, "repeat_mm", lambda *args, r=answer: r)
+        monkeypatch.setattr(native, "repeat", lambda *args, r=answer: r)
+        a, b = torch.randn(8, 16 + n).bfloat16(), torch.randn(16 + n, 24).bfloat16()  # new sizes: no relaunch
+        tritonmm.mm(a, b)
+        tritonmm.matmul(a, b[:, :16])
+        tritonmm.linear(a, b.T.contiguous())
+        tritonmm.linear(a, b.T.contiguous()[:8], activation="relu")
+        tritonmm.mm(a, b[:, :8], out=torch.empty(8, 16).bfloat16()[:, :8])  # rows 16 apart: never told
+        assert seen == [answer is None] * 3 + [False, False], (answer, seen)
+        seen.clear()
+
+
+def test_override_plans_the_calls_it_describes_as_served(monkeypatch):
+    """aten's mm and addmm through native.cpp: a first call C++ asks to describe is planned as served (C++ repeats it),
+    one it leaves to Python is not."""
+    from tritonmm import override, planner
+    seen = []
+    monkeypatch.setattr(override, "takes", lambda *args, **kw: True)
+    monkeypatch.setattr(planner, "product", lambda *args, **kw: seen.append(kw.get("served")) or "c")
+    monkeypatch.setattr(override, "_description", lambda *args: "d")
+    a, b, bias = torch.randn(4, 8), torch.randn(8, 6), torch.randn(6)
+    assert override._native_mm(None, None, a, b, True) == ("c", "d")
+    assert override._native_mm(None, None, a, b, False) == ("c", None)
+    assert override._native_addmm(None, None, bias, a, b, 1, 1, True) == ("c", "d")
+    assert override._native_addmm(None, None, bias, a, b, 1, 1, False) == ("c", None)
+    assert seen == [True, False, True, False]
 
 
 def test_cached_copies_finds_the_launches_stage_makes(monkeypatch):

@@ -856,10 +856,9 @@ def test_path_rule():
 
 
 def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
-    """Where native.cpp repeats a product's eager calls, copies included (``repeated``: native.serves), eager calls
-    stage from stage_eager_native_min_macs and realign from realign_eager_native_min_macs, else from Python's bars
-    (design.md: native-staging); native.serves: a loaded build, a 16-bit matrix product without an activation or
-    scales, and for launches that take tensor descriptors a Triton whose launchers describe can follow."""
+    """Where native.cpp repeats a product's eager calls, copies included (``repeated``), eager calls stage from
+    stage_eager_native_min_macs and realign from realign_eager_native_min_macs, else from Python's bars (design.md:
+    native-staging)."""
     hopper = devices.DeviceFacts("h", 132, 232448, True)
     th = thresholds.TABLE["sm90"]
     staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)  # 1023x1025x1027: 1.08e9 multiply-adds
@@ -873,16 +872,13 @@ def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
     small = 2 * 2 * (255 * 257 + 257 * 1025)  # 255x1025x257: 6.7e7 multiply-adds, below native's bar too
     assert not rules.tma_path(hopper, 255, 1025, 257, small, repeated=True)
     assert rules.tma_path(hopper, 255, 1025, 257, small, captured=True)
-    none = (None, None)
-    monkeypatch.setitem(native._state, "module", None)
-    assert not native.serves(a, "none", none, False)  # no build loaded
-    monkeypatch.setitem(native._state, "module", object())
-    assert native.serves(a, "none", none, False)
-    assert not native.serves(a, "relu", none, False) and not native.serves(a.float(), "none", none, False)
-    assert not native.serves(a[None], "none", none, False) and not native.serves(a, "none", (a, None), False)
-    native._expand_signature.cache_clear()
-    monkeypatch.setattr(native, "_expand_signature", lambda: None)  # Triton 3.6: descriptors stay Python's
-    assert native.serves(a, "none", none, False) and not native.serves(a, "none", none, True)
+    # A Product learns it from its entry point (planner.product's served); its TMA launches only where describe
+    # follows the launcher's descriptors (Triton 3.8-3.9)
+    out = torch.empty(1023, 1025, dtype=torch.bfloat16)
+    assert Product(a, b, out, "native").repeated == [False, False]
+    for describes in (True, False):
+        monkeypatch.setattr(native, "describes_descriptors", lambda d=describes: d)
+        assert Product(a, b, out, "native", served=True).repeated == [True, describes]
 
 
 @pytest.mark.parametrize("K, staged", [(2332, False), (2331, True)], ids=["8-byte rows", "2-byte rows"])
@@ -891,7 +887,6 @@ def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     run in the interpreter), 17 multiply-adds per byte the copies would move: with rows 8 bytes apart the pointer
     kernel reads the caller's operands 8 bytes at a time and no copy is made (0.86x torch.mm
     against 0.73 staged; design.md: staging-wide-reads); 2 bytes apart, they are staged for the TMA kernel."""
-    monkeypatch.setattr(native, "serves", lambda *args: False)  # Python runs the copies (design.md: native-staging)
     if device == "cpu":
         hopper = devices.DeviceFacts("NVIDIA H100 80GB HBM3", 132, 232448, True, True)
         monkeypatch.setattr(devices, "facts", lambda d: hopper)
@@ -1482,7 +1477,6 @@ def test_a_copy_only_graphs_make_plans_the_graph_apart(device, monkeypatch):
     """Where realign copies an operand in a CUDA graph and not eagerly (realign_eager_min_macs), the captured plan is
     graph_only (tuned and keyed apart: design.md graph-only-rank) and the eager plan says it differs when captured,
     so the planner tunes the captured one ahead; where both copy alike, neither."""
-    monkeypatch.setattr(native, "serves", lambda *args: False)  # Python runs the copies (design.md: native-staging)
     every_product_on_the_tma_kernel(monkeypatch, device, stand_in_sms=4)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_fixed_bytes", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "realign_min_macs_per_byte_b", 0)

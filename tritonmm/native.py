@@ -284,15 +284,10 @@ def _expand_signature():
     return expand_signature
 
 
-def serves(a, activation: str, scales, descriptors: bool) -> bool:
-    """Whether eager calls of a product like this one (``a`` its A) repeat from C++ once seen, copies included, which
-    is what the planner's eager bars ask (rules.eager_bars; design.md: native-staging): a build is loaded (mm, matmul
-    and linear load it before they plan; nothing is loaded here), the product is a 16-bit matrix product without an
-    activation or FP8 scales, as aten's mm and addmm and tritonmm's mm, matmul and linear take it to C++ (a call that
-    records autograd, or gives a precision or config, goes to Python: that is not seen here), and where its launches
-    take tensor descriptors (``descriptors``) this Triton's launchers expand them as describe takes them (3.8-3.9)."""
-    return _state["module"] is not None and a.dim() == 2 and a.dtype in (torch.float16, torch.bfloat16) and \
-        activation == "none" and scales[0] is None and (not descriptors or _expand_signature() is not None)
+def describes_descriptors() -> bool:
+    """Whether describe follows this Triton's launchers for launches that take tensor descriptors (the TMA and Gluon
+    kernels'): 3.8-3.9's expand_signature gives their layout; Triton 3.6 has none (design.md: native-tma)."""
+    return _expand_signature() is not None
 
 
 def _expanded(ty, meta):

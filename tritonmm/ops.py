@@ -80,7 +80,7 @@ def mm(a, b, *, out=None, config=None, input_precision=None):
     validation.check_mm_args(a, b, out)
     precision, pinned = _common(a.dtype, config, input_precision)
     _no_grad_out(out, a, b)
-    return _remembered(_mm(a, b, precision, pinned, out), known, a, b, out)
+    return _remembered(_mm(a, b, precision, pinned, out, _tells_native(known, out)), known, a, b, out)
 
 
 def _repeated(a, b, out, input_precision, matrices=False):
@@ -102,17 +102,23 @@ def _remembered(c, known, a, b, out=None):
     allocated, strides (N, 1) exactly (is_contiguous() also passes (2N, 1) for one row) and 16-byte aligned: C++
     allocates the calls without out= as the entry says, and the planner reads only the pointer's 16-byte
     alignment (layout.py), so the plan made for out holds for the allocator's blocks."""
-    if known is None and (out is None or (out.stride() == (out.shape[1], 1) and out.data_ptr() % 16 == 0)):
+    if _tells_native(known, out):
         _remember_native(a, b, None, out=out)
     return c
 
 
-def _mm(a, b, precision, pinned, out=None):
-    """a @ b into out (allocated when None): 2-D operands, or 3-D ones as a batch (the bmm operator)."""
+def _tells_native(known, out) -> bool:
+    """Whether _remembered tells C++ how to repeat a call of mm or matmul (planner.product's ``served``)."""
+    return known is None and (out is None or (out.stride() == (out.shape[1], 1) and out.data_ptr() % 16 == 0))
+
+
+def _mm(a, b, precision, pinned, out=None, served=False):
+    """a @ b into out (allocated when None): 2-D operands, or 3-D ones as a batch (the bmm operator); ``served``:
+    native.cpp will repeat it (planner.product)."""
     if _needs_op(a, b):
         c = library.apply("mm" if a.dim() == 2 else "bmm", a, b, precision, _as_list(pinned))
         return c if out is None else out.copy_(c)
-    return _written(planner.product(a, b, precision=precision, out=out, config=pinned), out)
+    return _written(planner.product(a, b, precision=precision, out=out, config=pinned, served=served), out)
 
 
 def _as_shape(out, shape):
@@ -144,7 +150,7 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     if a.dim() == 2 and b.dim() == 2:
         if out is not None:
             validation.check_out(out, (a.shape[0], b.shape[1]), a, b)
-        return _remembered(_mm(a, b, precision, pinned, out), known, a, b, out)
+        return _remembered(_mm(a, b, precision, pinned, out, _tells_native(known, out)), known, a, b, out)
     K = a.shape[-1]
     if b.dim() <= 2:  # fold a's leading dims into M
         a2, b2 = a.reshape(math.prod(a.shape[:-1]), K), (b if b.dim() == 2 else b.unsqueeze(1))
@@ -202,7 +208,8 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
         if fused != activation:
             y = planner.epilogue_reference(y, None, activation)
     else:
-        y = planner.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned)
+        y = planner.product(x2, weight.T, bias=bias, activation=activation, precision=precision, config=pinned,
+                            served=known is None)
         if known is None:
             _remember_native(x2, weight, bias, b_transposed=True)
     return y.view((*x.shape[:-1], weight.shape[0]))

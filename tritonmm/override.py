@@ -43,9 +43,9 @@ def _get_kernel(name: str, key: str):
 
 # Each kernel serves an operator and its .out overload: ``out`` is {} or {"out": tensor}, passed on as
 # it came, to planner.product or to aten's kernel (``aten``, bound when enabling).
-def _mm(aten, keyset, a, b, **out):
+def _mm(aten, keyset, a, b, served=False, **out):
     if takes(a, b, dims=2, **out):
-        return planner.product(a, b, precision=default_precision(a.dtype), **out)
+        return planner.product(a, b, precision=default_precision(a.dtype), served=served, **out)
     return aten.call_boxed(keyset, a, b, **out)
 
 
@@ -55,26 +55,27 @@ def _bmm(aten, keyset, a, b, **out):
     return aten.call_boxed(keyset, a, b, **out)
 
 
-def _addmm(aten, keyset, bias, a, b, *, beta=1, alpha=1, **out):
+def _addmm(aten, keyset, bias, a, b, *, beta=1, alpha=1, served=False, **out):
     if beta == 1 and alpha == 1 and takes(a, b, bias, dims=2, **out):
         try:
             bias.expand(a.shape[0], b.shape[1])
         except RuntimeError:
             pass  # aten raises its own error for a bias that does not broadcast
         else:
-            return planner.product(a, b, bias=bias, precision=default_precision(a.dtype), **out)
+            return planner.product(a, b, bias=bias, precision=default_precision(a.dtype), served=served, **out)
     return aten.call_boxed(keyset, bias, a, b, beta=beta, alpha=alpha, **out)
 
 
 # For native.cpp's kernels, the calls it does not repeat: _mm's and _addmm's result, and where ``describe`` asks,
-# how to repeat it (native.describe of the relaunch entry the call made or used; None where aten ran it).
+# how to repeat it (native.describe of the relaunch entry the call made or used; None where aten ran it). A call
+# described is planned as one C++ repeats (planner.product's ``served``).
 def _native_mm(aten, keyset, a, b, describe: bool):
-    out = _mm(aten, keyset, a, b)
+    out = _mm(aten, keyset, a, b, served=describe)
     return out, _description(a, b, None) if describe else None
 
 
 def _native_addmm(aten, keyset, bias, a, b, beta, alpha, describe: bool):
-    out = _addmm(aten, keyset, bias, a, b, beta=beta, alpha=alpha)
+    out = _addmm(aten, keyset, bias, a, b, beta=beta, alpha=alpha, served=describe)
     return out, _description(a, b, bias) if describe else None
 
 

@@ -20,12 +20,13 @@ from .product import Product
 
 
 def product(a, b, *, precision: str, bias=None, activation: str = "none", out=None, config=None,
-            scales=(None, None), out_dtype=None):
+            scales=(None, None), out_dtype=None, served: bool = False):
     """act(a @ b + bias) into out (allocated when None, of out_dtype or a's dtype) and returned.
     a is (M, K) and b (K, N), or both 3-D, (Z, M, K) and (Z, K, N), for Z products in one launch, or
     one product per entry where each is large (rules.batch_slices); a batch stride of 0 broadcasts an operand. FP8 operands come with ``scales`` (scale_a,
     scale_b) applied to the fp32 accumulator. ``precision`` as precision.resolve_precision gives it;
-    ``config`` a pinned triton.Config or None. Arguments are assumed checked (validation.py)."""
+    ``config`` a pinned triton.Config or None. ``served``: native.cpp will be told to repeat this call (its first
+    call there), so eager calls plan with native's bars (rules.eager_bars). Arguments are assumed checked."""
     key = None
     if config is None and not validation.traced(a):
         key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype)
@@ -47,7 +48,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         # Before any plan: read as it is, no copies (design.md: gluon-misaligned, gluon-wide-as-given).
         if schedule is not None:
             return _gluon(key, (a, b), a, b, out, schedule, None)
-        plan = Product(a, b, out, precision, bias, activation, scales)
+        plan = Product(a, b, out, precision, bias, activation, scales, served=served)
         if config is None and plan.differs_when_captured and plan.can_benchmark and tuning.enabled():
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.

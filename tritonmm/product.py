@@ -23,7 +23,7 @@ class Product:
     copies_differ = False  # on the TMA path: whether realign copies otherwise in or out of a CUDA graph
 
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
-                 captured=None):
+                 captured=None, served: bool = False):
         self.traced = validation.traced(a)
         # The caller's operands: what the one-row kernel reads. The others read self.a, self.b (staged
         # copies where the path needs them); every kernel writes self.out.
@@ -39,7 +39,7 @@ class Product:
         self.th = thresholds.for_device(self.facts)
         self.layout = layout.layout(a) + layout.layout(b) + ("b" if self.batched else "")
         self.scales = scales  # FP8 products' (scale_a, scale_b), or (None, None)
-        self.repeated = [native.serves(a, activation, scales, tma) for tma in (False, True)]  # pointer, TMA: eager_bars
+        self.repeated = [served, served and native.describes_descriptors()]  # pointer, TMA kernel: rules.eager_bars
         self.constants = dict(
             BIAS=layout.bias_kind(bias, self.M, self.N), ACTIVATION=activation,
             SCALE_A=layout.scale_kind(scales[0], "row"), SCALE_B=layout.scale_kind(scales[1], "column"),

@@ -76,8 +76,8 @@ def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
 def eager_bars(th, repeated: bool) -> tuple:
     """(stage, realign): the fewest multiply-adds from which an eager call stages operands and realigns rows.
     stage_eager_min_macs and realign_eager_min_macs pay for Python's host time; where native.cpp repeats the call,
-    copies included (``repeated``: native.serves, which the Product asks), the lower stage_eager_native_min_macs and
-    realign_eager_native_min_macs (design.md: native-staging)."""
+    copies included (``repeated``: the Product's, from planner.product's ``served``), the lower
+    stage_eager_native_min_macs and realign_eager_native_min_macs (design.md: native-staging)."""
     if repeated:
         return th.stage_eager_native_min_macs, th.realign_eager_native_min_macs
     return th.stage_eager_min_macs, th.realign_eager_min_macs

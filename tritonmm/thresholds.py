@@ -48,8 +48,8 @@ class Thresholds(NamedTuple):
     # the kernel outlasts the copy's host time (design.md: realign-eager).
     realign_fixed_bytes: float = 9e6
     realign_eager_min_macs: float = 2 ** 34
-    # Both eager bars above pay for Python's host time. Where native.cpp repeats an eager call's copies
-    # (native.repeats), eager calls stage from stage_eager_native_min_macs and realign from realign_eager_native_min_macs
+    # Both eager bars above pay for Python's host time. Eager calls that native.cpp repeats, copies included
+    # (rules.eager_bars), stage from stage_eager_native_min_macs and realign from realign_eager_native_min_macs
     # instead (design.md: native-staging).
     stage_eager_native_min_macs: float = 2 ** 28
     realign_eager_native_min_macs: float = 0
