@@ -40,7 +40,7 @@ import tritonmm
 from tritonmm import planner, thresholds, timing
 
 from . import sweep
-from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors, round_order
+from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors, round_order, served
 
 BOUND = {"bf16": 1e-2, "fp16": 2e-3, "tf32x3": 1e-5}  # tests/test_ops.py's and test_precision.py's
 KINDS = {"16bit": ["bf16", "fp16"], "tf32x3": ["tf32x3"]}  # --dtype: the dtypes a product is drawn in
@@ -158,7 +158,7 @@ def _changed_size(rng: random.Random, lo: int, hi: int) -> int:
 
 def _plan(a, b, changes: dict, dtype: str, captured: bool = True) -> str:
     with thresholds.override(**changes):
-        cfg, path = planner.chosen(a, b, PRECISIONS[dtype], captured=captured)
+        cfg, path = planner.chosen(a, b, PRECISIONS[dtype], captured=captured, served=served(a, captured))
     return f"{path} {config_text(cfg)}"
 
 

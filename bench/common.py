@@ -120,12 +120,22 @@ def kernels_run(fn) -> str:
     return "; ".join(f"{name[:70]} {us:.1f}us" for name, us in kernel_times(fn))
 
 
+def served(a, captured: bool, scales=(None, None)) -> bool:
+    """Whether the bench's call of a @ b through tritonmm.mm, matmul or linear (into a contiguous out, no precision,
+    config or activation) is one native.cpp repeats, for planner.chosen to name the plan it runs (design.md:
+    native-staging): eager, a 16-bit matrix product without FP8 scales, with a native build loaded."""
+    return not captured and a.dim() == 2 and scales[0] is None and a.dtype in (torch.float16, torch.bfloat16) and \
+        native.module() is not None
+
+
 def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, captured: bool = False) -> tuple:
     """(text, (BLOCK_M, BLOCK_N)): the kernel path and config tritonmm's planner chose for a @ b called
     eagerly or (captured) in a CUDA graph, after an eager call has tuned it. An FP8 product's scales and
     out_dtype must be the call's: they are part of the tuning key, and other ones would look up (on a
     GPU, tune) another product."""
-    cfg, path = chosen(a, b, "native", scales=(scale_a, scale_b), out_dtype=out_dtype, captured=captured)
+    scales = (scale_a, scale_b)
+    cfg, path = chosen(a, b, "native", scales=scales, out_dtype=out_dtype, captured=captured,
+                       served=served(a, captured, scales))
     kw = cfg.kwargs
     path = "one-row" if kw["BLOCK_M"] == 1 else path  # kernels/gemv.py, on the pointer path
     return f"{path} {config_text(cfg)}", (kw["BLOCK_M"], kw["BLOCK_N"])

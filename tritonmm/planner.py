@@ -101,14 +101,14 @@ def epilogue_reference(z: torch.Tensor, bias, activation: str) -> torch.Tensor:
 
 
 def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=(None, None), out_dtype=None,
-           captured: bool = False):
+           captured: bool = False, served: bool = False):
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
     "gluon cluster" (rules.gluon, rules.gluon_as_given; the config launch.gluon_config's),
     with "+staged" when operands are copied first and "+sliced" (an entry's config) when a batch runs an entry at a
     time. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
     of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
-    nothing is cached, tuned) instead."""
+    nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
     if sliced(a, b, bias, activation, scales, captured):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)
         return cfg, path + "+sliced"
@@ -117,7 +117,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
         schedule = as_given_gluon(a, b, out, bias, activation, scales, captured)
         if schedule is not None:
             return launch.gluon_config(schedule), _LABELS.get(schedule, "gluon")
-        plan = Product(a, b, out, precision, bias, activation, scales, captured=captured)
+        plan = Product(a, b, out, precision, bias, activation, scales, captured=captured, served=served)
         staged = "+staged" if plan.staged else ""
         schedule = gluon_schedule(plan)
         if schedule is not None:
