@@ -553,8 +553,8 @@ def test_cached_copies_finds_the_launches_stage_makes(monkeypatch):
     a, b = torch.randn(5, 7).bfloat16(), torch.randn(7, 9).bfloat16()
     ya, yb = staging.aligned_like(a), staging.aligned_like(b)
     pair, alone = object(), object()
-    monkeypatch.setattr(staging, "_copy_launches", {staging._copy_key(a, ya, None, b, yb, (b, yb)): pair,
-                                                    staging._copy_key(b, yb, None, b, yb, None): alone})
+    monkeypatch.setattr(staging, "_copy_launches", {staging._copy_key(a, ya, pair=(b, yb)): pair,
+                                                    staging._copy_key(b, yb): alone})
     copies = [staging.aligned_copy, staging.aligned_copy]
     assert staging.cached_copies(copies, a, b, ya, yb) == ((pair, "ab"),)
     assert staging.cached_copies([None, staging.aligned_copy], a, b, None, yb) == ((alone, "b"),)

@@ -24,7 +24,9 @@ def row_pad(like: torch.Tensor) -> int:
 _copy_launches: dict = {}
 
 
-def _copy_key(x, y, lo, x2, y2, pair):
+def _copy_key(x, y, lo=None, pair=None):
+    """The key of copy(x, y, lo=lo, pair=pair)'s launch in _copy_launches (copy and cached_copies both ask it)."""
+    x2, y2 = pair if pair is not None else (None, None)
     return (x.device, x.dtype, x.shape, y.shape, x.stride(), y.stride(), x.data_ptr() & 15, y.data_ptr() & 15,
             None if lo is None else lo.data_ptr() & 15,
             pair and (x2.dtype, x2.shape, y2.shape, x2.stride(), y2.stride(), x2.data_ptr() & 15, y2.data_ptr() & 15),
@@ -42,7 +44,7 @@ def copy(x: torch.Tensor, y: torch.Tensor, traced: bool = False, lo=None, pair=N
     x2, y2 = pair if pair is not None else (x, y)  # unread without a pair
     key = None
     if not traced and fast_launch.enabled():  # a copy seen before: launched before anything else is worked out
-        key = _copy_key(x, y, lo, x2, y2, pair)
+        key = _copy_key(x, y, lo, pair)
         known = _copy_launches.get(key)
         if known is not None:
             with device.on_device(x.device):
@@ -166,11 +168,10 @@ def cached_copies(stagers, a, b, ya, yb):
     launches off)."""
     if any(s is not None and s not in _DESTINATIONS for s in stagers):
         return None
-    if all(stagers):
-        keys = [(_copy_key(a, ya, None, b, yb, True), "ab")]
+    if all(stagers):  # paired as stage() pairs them
+        keys = [(_copy_key(a, ya, pair=(b, yb)), "ab")]
     else:
-        keys = [(_copy_key(x, y, None, x, y, None), which) for s, x, y, which in zip(stagers, (a, b), (ya, yb), "ab")
-                if s]
+        keys = [(_copy_key(x, y), which) for s, x, y, which in zip(stagers, (a, b), (ya, yb), "ab") if s]
     found = tuple((_copy_launches.get(k), which) for k, which in keys)
     return None if any(c is None for c, _ in found) else found
 
