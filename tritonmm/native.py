@@ -179,7 +179,7 @@ def describe(entry):
     native-staging)."""
     if entry is None or (entry.stage is not None and entry.copies is None):
         return None
-    staged = entry.staged if entry.stage is not None else (None, None)
+    staged = entry.staged or (None, None)  # relaunch.remember: set exactly where entry.stage is
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
     a, b = STAGED_A if staged[0] else A, STAGED_B if staged[1] else B
     plain = (a, b, OUT, BIAS, NULL_POINTER, NULL_POINTER)
