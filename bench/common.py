@@ -142,10 +142,12 @@ def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, capture
 
 
 def config_text(cfg) -> str:
-    """A config as the tables print it: tile, warps, stages, then split-K and wave-tail where it has them."""
+    """A config as the tables print it: tile, warps, stages, then split-K, wave-tail and programs an SM where it has
+    them."""
     kw = cfg.kwargs
     return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} w{cfg.num_warps} s{cfg.num_stages}"
-            + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else "") + (" +tail" if kw.get("TAIL") else ""))
+            + (f" split-K {kw['SPLIT_K']}" if kw.get("SPLIT_K", 1) > 1 else "") + (" +tail" if kw.get("TAIL") else "")
+            + (f" {kw['PER_SM']}/SM" if kw.get("PER_SM", 1) > 1 else ""))
 
 
 def round_order(names: list, i: int) -> list:

@@ -58,7 +58,7 @@ def test_heuristic_for_few_rows_fills_half_the_sms_then_takes_the_largest_tile()
     (design.md: few-row-default)."""
     def pick(M, N, K, tma, split=True):
         cfg = default_config.heuristic(M, N, K, torch.bfloat16, "native", 132, 2, H100_SMEM, tma, can_split=split)
-        return tuple(cs.as_list(cfg))
+        return tuple(cs.as_list(cfg))[:8]  # as_list: ..., SPLIT_K, TAIL (heuristic never pairs)
     # 128 tiles of 64x32 reach half the SMs whole: no slices (64x64 in 4 slices ran 1.28x slower)
     assert pick(59, 4096, 4096, False) == (64, 32, 256, 8, 4, 4, 1, 0)
     # 128 tiles of 64x64 are enough: no split into 256 units, two waves
@@ -166,10 +166,15 @@ def test_wave_tail_rule():
 
 def test_config_lists_round_trip():
     for cfg in (cs.make_config(128, 256, 64, 4, 8), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=4),
-                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1)):
+                cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1), cs.make_config(128, 128, 64, 3, 4, PER_SM=2)):
         assert cs.from_list(cs.as_list(cfg)).kwargs == cfg.kwargs
     assert cs.from_list([64, 64, 32, 8, 4, 3]).kwargs == cs.make_config(64, 64, 32, 3, 4).kwargs  # before SPLIT_K
     assert cs.from_list([64, 64, 32, 8, 4, 3, 2]).kwargs == cs.make_config(64, 64, 32, 3, 4, SPLIT_K=2).kwargs
+    assert cs.from_list([64, 64, 32, 8, 4, 3, 1, 1]).kwargs == cs.make_config(64, 64, 32, 3, 4, TAIL=1).kwargs
+    # PER_SM is the planner's: the kernel takes NUM_SMS, the persistent grid's programs (PER_SM an SM)
+    paired = cs.make_config(128, 128, 64, 3, 4, PER_SM=2)
+    assert cs.kernel_params(paired) == cs.kernel_params(cs.variant(paired, PER_SM=1))
+    assert cs.kernel_params(paired, 132)["NUM_SMS"] == 264 and cs.variant(paired, PER_SM=1).kwargs.get("PER_SM") is None
 
 
 def test_narrow_tiles_only_where_64x64_tiles_leave_sms_idle():

@@ -508,7 +508,7 @@ def test_describe_launches_a_staged_products_copies_first():
     assert native.describe(_entry([one], **dict(both, copies=None))) is None
 
 
-def test_entry_points_plan_as_served_only_what_cpp_will_repeat(monkeypatch):
+def test_entry_points_plan_as_served_only_what_cpp_will_repeat(device, monkeypatch):
     """planner.product's ``served`` (design.md: native-staging): tritonmm.mm, matmul and linear pass True only where
     C++ has not seen the product and will be told how to repeat it (native's answer None); False where C++ leaves it
     to Python (its answer False), for an activation, and for an out= of other strides, which C++ is never told of."""
@@ -520,12 +520,13 @@ def test_entry_points_plan_as_served_only_what_cpp_will_repeat(monkeypatch):
     for n, answer in enumerate((None, False)):
         monkeypatch.setattr(native, "repeat_mm", lambda *args, r=answer: r)
         monkeypatch.setattr(native, "repeat", lambda *args, r=answer: r)
-        a, b = torch.randn(8, 16 + n).bfloat16(), torch.randn(16 + n, 24).bfloat16()  # new sizes: no relaunch
+        a, b = (torch.randn(8, 16 + n, device=device).bfloat16(),  # new sizes: no relaunch
+                torch.randn(16 + n, 24, device=device).bfloat16())
         tritonmm.mm(a, b)
         tritonmm.matmul(a, b[:, :16])
         tritonmm.linear(a, b.T.contiguous())
         tritonmm.linear(a, b.T.contiguous()[:8], activation="relu")
-        tritonmm.mm(a, b[:, :8], out=torch.empty(8, 16).bfloat16()[:, :8])  # rows 16 apart: never told
+        tritonmm.mm(a, b[:, :8], out=torch.empty(8, 16, device=device).bfloat16()[:, :8])  # rows 16 apart: never told
         assert seen == [answer is None] * 3 + [False, False], (answer, seen)
         seen.clear()
 

@@ -855,7 +855,7 @@ def test_path_rule():
     assert not rules.tma_path(hopper, 16, 4096, 4096, 0, captured=True)  # decode stays on split-K
 
 
-def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
+def test_eager_bars_where_native_repeats_the_copies(device, monkeypatch):
     """Where native.cpp repeats a product's eager calls, copies included (``repeated``), eager calls stage from
     stage_eager_native_min_macs and realign from realign_eager_native_min_macs, else from Python's bars (design.md:
     native-staging)."""
@@ -863,7 +863,8 @@ def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
     th = thresholds.TABLE["sm90"]
     staged = 2 * 2 * (1023 * 1027 + 1027 * 1025)  # 1023x1025x1027: 1.08e9 multiply-adds
     assert th.stage_eager_native_min_macs < 1023 * 1025 * 1027 < th.stage_eager_min_macs
-    a, b = torch.empty(1023, 1027, dtype=torch.bfloat16), torch.empty(1027, 1025, dtype=torch.bfloat16)
+    a = torch.randn(1023, 1027, device=device).bfloat16()
+    b = torch.randn(1027, 1025, device=device).bfloat16()
     for repeated in (True, False):
         assert rules.tma_path(hopper, 1023, 1025, 1027, staged, repeated=repeated) == repeated
         assert any(rules.pointer_staging(hopper, a, b, 1023, 1025, 1027, False, repeated)) == repeated
@@ -874,7 +875,7 @@ def test_eager_bars_where_native_repeats_the_copies(monkeypatch):
     assert rules.tma_path(hopper, 255, 1025, 257, small, captured=True)
     # A Product learns it from its entry point (planner.product's served); its TMA launches only where describe
     # follows the launcher's descriptors (Triton 3.8-3.9)
-    out = torch.empty(1023, 1025, dtype=torch.bfloat16)
+    out = torch.empty(1023, 1025, dtype=torch.bfloat16, device=device)
     assert Product(a, b, out, "native").repeated == [False, False]
     for describes in (True, False):
         monkeypatch.setattr(native, "describes_descriptors", lambda d=describes: d)

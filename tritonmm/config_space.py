@@ -18,7 +18,7 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL")
+TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL", "PER_SM")
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]) per family. 128x256 tiles win large shapes in
@@ -126,19 +126,24 @@ def short(family_name: str, M) -> list:
     return short_space(family_name) if M <= SHORT_MAX_ROWS else []
 
 
-def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0) -> triton.Config:
+def make_config(BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps, GROUP_M=8, SPLIT_K=1, TAIL=0,
+                PER_SM=1) -> triton.Config:
     """A config; SPLIT_K (split-K's slices of K, kernels/gemm.py) appears only when above 1, TAIL
-    (the last wave's rows in a launch of smaller tiles, tail_rows) only when 1."""
+    (the last wave's rows in a launch of smaller tiles, tail_rows) only when 1, PER_SM (the TMA kernel's
+    persistent programs an SM, kernel_params) only when above 1."""
     tile = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M)
     if SPLIT_K != 1:
         tile["SPLIT_K"] = SPLIT_K
     if TAIL:
         tile["TAIL"] = 1
+    if PER_SM != 1:
+        tile["PER_SM"] = PER_SM
     return triton.Config(tile, num_warps=num_warps, num_stages=num_stages)
 
 
 def variant(cfg: triton.Config, **changes) -> triton.Config:
-    """cfg with the tile parameters in ``changes`` replaced (SPLIT_K=1 and TAIL=0 drop them, as make_config does)."""
+    """cfg with the tile parameters in ``changes`` replaced (SPLIT_K=1, TAIL=0 and PER_SM=1 drop them, as
+    make_config does)."""
     return make_config(num_warps=cfg.num_warps, num_stages=cfg.num_stages, **dict(cfg.kwargs, **changes))
 
 
@@ -150,9 +155,17 @@ def tail(cfg: triton.Config) -> bool:
     return bool(cfg.kwargs.get("TAIL", 0))
 
 
-def kernel_params(cfg: triton.Config) -> dict:
-    """The config's parameters that the block programs take (SPLIT_K and TAIL are the planner's)."""
-    return {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL")}
+def per_sm(cfg: triton.Config) -> int:
+    return cfg.kwargs.get("PER_SM", 1)
+
+
+def kernel_params(cfg: triton.Config, num_sms=None) -> dict:
+    """The config's parameters that the block programs take (SPLIT_K, TAIL and PER_SM are the planner's). With
+    num_sms (the TMA kernel's): NUM_SMS, the persistent grid's programs, PER_SM of them an SM."""
+    params = {k: v for k, v in cfg.kwargs.items() if k not in ("SPLIT_K", "TAIL", "PER_SM")}
+    if num_sms is not None:
+        params["NUM_SMS"] = num_sms * per_sm(cfg)
+    return params
 
 
 def space(family_name: str) -> list:
@@ -275,14 +288,16 @@ def tall_tile_serves(N: int) -> bool:
 
 
 def as_list(cfg: triton.Config) -> list:
-    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL."""
+    """A config as the int list torch.library operators take: BM, BN, BK, GROUP_M, warps, stages, SPLIT_K, TAIL,
+    PER_SM."""
     k = cfg.kwargs
     return [k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], k["GROUP_M"], cfg.num_warps, cfg.num_stages, split_k(cfg),
-            int(tail(cfg))]
+            int(tail(cfg)), per_sm(cfg)]
 
 
 def from_list(values) -> triton.Config:
-    """The inverse of as_list (shorter lists, from before SPLIT_K and TAIL: one slice, no tail)."""
+    """The inverse of as_list (shorter lists, from before SPLIT_K, TAIL and PER_SM: one slice, no tail, one
+    program an SM)."""
     bm, bn, bk, group_m, warps, stages, *rest = values
-    split, tail_ = (list(rest) + [1, 0][len(rest):])[:2]
-    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_)
+    split, tail_, per = (list(rest) + [1, 0, 1][len(rest):])[:3]
+    return make_config(bm, bn, bk, stages, warps, GROUP_M=group_m, SPLIT_K=split, TAIL=tail_, PER_SM=per)

@@ -111,7 +111,7 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
     """The predicted time of a product of Z x (M x N x K) under cfg on path ('tma' or 'pointer'), in
     microseconds; None for a split-K config, or where a config it launches was not measured. With the device's
     HBM bandwidth (DeviceFacts.hbm_bytes_per_s), a tile takes at least its store of C (out_bytes an element)."""
-    bm, bn, bk, group, warps, stages, split, tail = config_space.as_list(cfg)
+    bm, bn, bk, group, warps, stages, split, tail = config_space.as_list(cfg)[:8]
     rate = _rate(arch, path, (bm, bn, bk, group, warps, stages))
     if rate is None:
         return None
@@ -136,7 +136,7 @@ def time_us(cfg, arch: str, path: str, M: int, N: int, K: int, Z: int, num_sms: 
 def launches(cfg, M: int, N: int, num_sms: int) -> int:
     """Kernel launches of a product under cfg as this model times it: split-K's two passes, a wave-tail split's two
     launches (time_us), or one."""
-    bm, bn, *_, split, tail = config_space.as_list(cfg)
+    bm, bn, *_, split, tail = config_space.as_list(cfg)[:8]
     return 2 if split > 1 or (tail and splits.tail_rows(M, N, bm, bn, num_sms)) else 1
 
 
@@ -172,7 +172,7 @@ def one_wave_split_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_
     microseconds: a unit's slice of K at the config's measured rate plus its tile cost, SPLIT_FIXED_US, and the fp32
     workspace (written by the slices, read by the sum) at SPLIT_WORKSPACE_COST times its HBM time. None where the
     units take more than one wave or the tile's rate was not measured (design.md: one-wave-split)."""
-    bm, bn, bk, group, warps, stages, split, _ = config_space.as_list(cfg)
+    bm, bn, bk, group, warps, stages, split, _ = config_space.as_list(cfg)[:8]
     rate = _rate(arch, "tma", (bm, bn, bk, group, warps, stages))
     if rate is None or cdiv(M, bm) * cdiv(N, bn) * split > num_sms:
         return None
@@ -226,7 +226,7 @@ def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_pe
     a stream reaches (HBM_EFFICIENCY) among the units running at once, and the bytes it keeps in flight
     (num_stages x BLOCK_N x BLOCK_K) over STREAM_LATENCY_US. A split adds SPLIT_FIXED_US and its fp32
     workspace, written and read (design.md: stream-model)."""
-    bm, bn, bk, _, _, stages, split, _ = config_space.as_list(cfg)
+    bm, bn, bk, _, _, stages, split, _ = config_space.as_list(cfg)[:8]
     rate = hbm_bytes_per_s * HBM_EFFICIENCY[arch] * 1e-6  # bytes a microsecond
     units, unit_bytes = cdiv(M, bm) * cdiv(N, bn) * split, bn * cdiv(K, split) * elem_bytes
     unit_rate = min(rate / min(units, num_sms), stages * bn * bk * elem_bytes / STREAM_LATENCY_US[arch])

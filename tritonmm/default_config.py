@@ -8,10 +8,20 @@ from .layout import hint
 
 
 def for_product(plan) -> triton.Config:
-    """The default config of a planned product (product.Product): the one-row kernel's where it serves, else for
-    few rows on the TMA kernel the stream model's pick (cost_model.streams), else the cost model's pick among the
-    tuner's candidates where the model covers the product (cost_model.covers), else the rule-based heuristic
-    below."""
+    """The default config of a planned product (product.Product): _unpaired's, or PAIRED in place of a tile
+    smaller than its own or a wave-tail split where PAIRED serves (paired; design.md: short-k-pairs)."""
+    cfg = _unpaired(plan)
+    kw, pair = cfg.kwargs, PAIRED.kwargs
+    smaller = kw["BLOCK_M"] * kw["BLOCK_N"] < pair["BLOCK_M"] * pair["BLOCK_N"]
+    if (smaller or config_space.tail(cfg)) and config_space.split_k(cfg) == 1 and paired(plan):
+        return PAIRED
+    return cfg
+
+
+def _unpaired(plan) -> triton.Config:
+    """The one-row kernel's config where it serves, else for few rows on the TMA kernel the stream model's pick
+    (cost_model.streams), else the cost model's pick among the tuner's candidates where the model covers the
+    product (cost_model.covers), else the rule-based heuristic below."""
     facts = plan.facts
     # An eager call pays its launches' host time; a CUDA graph's replay does not (design.md: default-host-floor)
     floor = plan.th.host_us if plan.th.default_host_floor and not plan.captured else None
@@ -63,6 +73,28 @@ def one_row(M, N, Z, num_sms, k_contiguous: bool):
         return None
     cfg = config_space.gemv_space()[0]
     return cfg if Z * config_space.cdiv(N, cfg.kwargs["BLOCK_N"]) >= num_sms else None
+
+
+# Short K on the TMA kernel (design.md: short-k-pairs): a tile of few K steps spends as long in its prologue (the
+# first loads from HBM) and its epilogue (C's store) as in its main loop, which one persistent program an SM leaves
+# unhidden. Two programs an SM overlap one's with the other's main loop: 128x128x64 tiles in 3 stages, 113 KiB of
+# shared memory each, so that two fit in an SM's 228 KiB. It takes the place of the defaults that trade a tile's
+# rate for fuller waves (tiles under 128x128, wave-tail splits), which it beat on every such product measured;
+# against whole tiles of 128x128 or more it won and lost alike.
+PAIRED = config_space.make_config(128, 128, 64, 3, 4, PER_SM=2)
+
+
+def paired(plan) -> list:
+    """[PAIRED] where it serves a planned product, else []: 16-bit on the TMA kernel, unbatched, K at most the
+    device's pair_max_k, a wave or more of its tiles, and two of its programs within an SM's shared memory."""
+    M, N, K, facts = hint(plan.M), hint(plan.N), hint(plan.K), plan.facts
+    if plan.path != "tma" or plan.batched or K > plan.th.pair_max_k or \
+            config_space.family(plan.dtype, plan.precision, plan.presplit) != "16bit" or \
+            config_space.cdiv(M, 128) * config_space.cdiv(N, 128) < facts.num_sms:
+        return []
+    need = config_space.smem_bytes(PAIRED, plan.operand_bytes, True, plan.constants["BIAS"] == "matrix",
+                                   plan.out.element_size())
+    return [PAIRED] if 2 * need <= facts.smem_per_sm else []
 
 
 # 16-bit products of fewer rows than the cost model ranks (cost_model.MIN_ROWS) stream their weight: tiles

@@ -25,6 +25,7 @@ class DeviceFacts(NamedTuple):
     l2_bytes: int = 50 * 2 ** 20
     capability: tuple = (9, 0)
     hbm_bytes_per_s: float | None = None  # memory clock x bus width x 2 (DDR); None where not known
+    smem_per_sm: int = 233472  # shared memory of one SM, which its resident blocks share (Hopper's 228 KiB)
 
     @property
     def arch(self) -> str:
@@ -51,7 +52,7 @@ def _facts(device_type: str, idx: int) -> DeviceFacts:
     capability = (props.major, props.minor)
     return DeviceFacts(props.name, props.multi_processor_count, smem, capability >= (9, 0), capability >= (8, 9),
                        int(getattr(props, "L2_cache_size", 0)) or DeviceFacts._field_defaults["l2_bytes"], capability,
-                       hbm_bytes_per_s(props))
+                       hbm_bytes_per_s(props), int(getattr(props, "shared_memory_per_multiprocessor", 0)) or smem)
 
 
 def hbm_bytes_per_s(props):
@@ -62,8 +63,8 @@ def hbm_bytes_per_s(props):
 
 
 def facts(device: torch.device) -> DeviceFacts:
-    """Name, SM count, shared memory per block, TMA and FP8 support, L2 size, capability and memory bandwidth of
-    one device (cached per device)."""
+    """Name, SM count, shared memory per block, TMA and FP8 support, L2 size, capability, memory bandwidth and
+    shared memory per SM of one device (cached per device)."""
     return _facts(device.type, 0 if device.type == "cpu" else index(device))
 
 

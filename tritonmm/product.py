@@ -209,9 +209,9 @@ class Product:
         return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
 
     def grid(self, meta, split: int = 1, rows=None):
-        """The launch grid under meta's tile, over all of C's rows or the first ``rows``."""
+        """The launch grid under meta's tile, over all of C's rows or the first ``rows`` (persistent: NUM_SMS)."""
         tiles = cdiv(self.M if rows is None else rows, meta["BLOCK_M"]) * cdiv(self.N, meta["BLOCK_N"])
-        return (min(self.Z * tiles * split, self.facts.num_sms),) if self.path == "tma" else (self.Z * tiles * split,)
+        return (min(self.Z * tiles * split, meta["NUM_SMS"]),) if self.path == "tma" else (self.Z * tiles * split,)
 
     def tail_rows(self, cfg: triton.Config) -> int:
         """Where cfg asks for a wave-tail split (splits.tail_rows) and this product can take
@@ -227,7 +227,7 @@ class Product:
 
     def _tma_rows(self, r0: int, r1: int, cfg: triton.Config):
         """The TMA kernel's launch over rows [r0, r1) of the product under cfg, with descriptors of its own."""
-        tile = config_space.kernel_params(cfg)
+        tile = config_space.kernel_params(cfg, self.facts.num_sms)
         return (gemm_tma_kernel, self.grid(tile, rows=r1 - r0),
                 self._tma_args(*layout.row_views(r0, r1, self.a, self.b, self.out, self.bias, *self.scales)),
                 dict(self.constants, **tile), launch.options(self.constants["PDL"], cfg.num_warps, cfg.num_stages))
@@ -249,7 +249,7 @@ class Product:
             (r0, r1), (r2, r3) = ranges
             return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, splits.tail_config(r3 - r2, self.N, self.facts.num_sms))]
         split = self.split(cfg)
-        tile = config_space.kernel_params(cfg)
+        tile = config_space.kernel_params(cfg, self.facts.num_sms if self.path == "tma" else None)
         if split == 1:
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
         # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
@@ -275,8 +275,7 @@ class Product:
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
-        """Launches under ``cfg``; returns the launches as
-        (Triton's compiled kernel, or None in the interpreter; the step it ran), for compiled()."""
+        """Launches under ``cfg``: [(Triton's compiled kernel, None in the interpreter; its step)], for compiled()."""
         return [(launch.launch_step(step, self.traced), step) for step in self.steps(cfg)]
 
     def compiled(self, launched):
@@ -334,8 +333,9 @@ class Product:
                 f, M, N, K = self.facts, self.M, self.N, self.K
                 kept = splits.with_tma_split(kept, M, N, K, self.operand_bytes, f.num_sms, lambda c, s: (
                     cost_model.tma_split_pays(c, s, f.arch, M, N, K, f.num_sms, f.hbm_bytes_per_s)))
-            # After the split variants: short tiles stream the weight whole (split, they lost; design.md: short-tiles).
-            return kept + self.prune(config_space.short(family, hint(self.M)))[0]
+            # After the split variants: short tiles stream the weight whole (split, they lost; design.md: short-tiles);
+            # short K's two programs an SM (design.md: short-k-pairs).
+            return kept + self.prune(config_space.short(family, hint(self.M)))[0] + default_config.paired(self)
         if self.can_split:
             kept = splits.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
         if hint(self.M) == 1 and self.b_k_contiguous:

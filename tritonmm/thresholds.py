@@ -97,6 +97,9 @@ class Thresholds(NamedTuple):
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
     # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
     one_wave_split: bool = True
+    # 16-bit products of K at most this, with a wave or more of 128x128 tiles, take default_config.PAIRED on the TMA
+    # kernel: two persistent programs an SM (design.md: short-k-pairs); 0: never.
+    pair_max_k: int = 768
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32

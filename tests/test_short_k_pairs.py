@@ -1,0 +1,78 @@
+"""Two programs an SM for short K (design.md: short-k-pairs): where the default config is default_config.PAIRED
+(128x128x64 tiles, 3 stages, PER_SM=2) and where not, what it launches, and that it runs right against float64."""
+import pytest
+import torch
+from conftest import rel_err
+from test_cost_model import H200, _plan
+
+import tritonmm
+from tritonmm import config_space, default_config, thresholds
+from tritonmm import device as devices
+
+PAIRED = config_space.as_list(default_config.PAIRED)
+
+
+@pytest.fixture
+def h200(monkeypatch):
+    monkeypatch.setattr(devices, "facts", lambda d: H200)
+
+
+def test_the_default_pairs_short_k_products_in_place_of_smaller_tiles_and_wave_tails(h200):
+    # Measured (x @ W.T planned as a CUDA graph plans it): K of 288-768, where the default without pairs takes a
+    # wave-tail split (the first three) or a tile under 128x128 (the last two: 64-row tiles)
+    for M, N, K in ((3072, 768, 640), (3968, 576, 288), (940, 2304, 768), (1096, 4288, 744), (5144, 1704, 352)):
+        with thresholds.override(pair_max_k=0):
+            unpaired = _plan(M, N, K, captured=True).heuristic()
+        kw = unpaired.kwargs
+        assert kw["BLOCK_M"] * kw["BLOCK_N"] < 128 * 128 or config_space.tail(unpaired), (M, N, K)
+        plan = _plan(M, N, K, captured=True)
+        assert plan.path == "tma" and config_space.as_list(plan.heuristic()) == PAIRED, (M, N, K)
+        assert PAIRED in [config_space.as_list(c) for c in plan.candidates()]  # the tuner times it too
+    # Where the default is a whole tile of 128x128 or more (128x256 here), pairs won and lost alike: not paired
+    assert config_space.per_sm(_plan(5824, 512, 416, captured=True).heuristic()) == 1
+    # K past pair_max_k; fewer than a wave of tiles (1024x1024: 64); float32 (TF32): never paired, not even tuned
+    for M, N, K, dtype in ((3072, 768, 776, torch.bfloat16), (1024, 1024, 512, torch.bfloat16),
+                           (3072, 768, 640, torch.float32)):
+        plan = _plan(M, N, K, captured=True, dtype=dtype)
+        assert config_space.per_sm(plan.heuristic()) == 1, (M, N, K, dtype)
+        assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()]
+    with thresholds.override(pair_max_k=0):
+        assert config_space.per_sm(_plan(3072, 768, 640, captured=True).heuristic()) == 1
+
+
+def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
+    need = config_space.smem_bytes(default_config.PAIRED, 2, True)
+    for per_sm, paired in ((2 * need, True), (2 * need - 1, False)):
+        monkeypatch.setattr(devices, "facts", lambda d, s=per_sm: H200._replace(smem_per_sm=s))
+        assert (config_space.per_sm(_plan(3072, 768, 640, captured=True).heuristic()) == 2) == paired
+
+
+def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch):
+    """On the GPU where there is one (3900x576x296: 31 rows of tiles, the last clipped, and a part K step), else in
+    the interpreter on a stand-in of 2 SMs with the TMA kernel's bars lowered (300x260x200: 9 tiles, 4 programs)."""
+    on = "cuda" if torch.cuda.is_available() else "cpu"
+    if on == "cpu":
+        monkeypatch.setattr(devices, "facts", lambda d: H200._replace(num_sms=2))
+        for field in ("tma_min_macs", "few_tiles_per_sm", "tma_min_rows"):
+            monkeypatch.setitem(thresholds.OVERRIDES, field, 0)
+    M, N, K = (3900, 576, 296) if on == "cuda" else (300, 260, 200)
+    plan = _plan(M, N, K, captured=True, on=on)
+    cfg = plan.heuristic()
+    assert plan.path == "tma" and config_space.as_list(cfg) == PAIRED
+    [(kernel, grid, args, constants, _)] = plan.steps(cfg)
+    num_sms = plan.facts.num_sms
+    tiles = config_space.cdiv(M, 128) * config_space.cdiv(N, 128)
+    assert constants["NUM_SMS"] == 2 * num_sms and grid == (min(tiles, 2 * num_sms),)
+    plan.run(cfg)
+    a, b = plan.given
+    assert rel_err(plan.out, a, b) < 1e-2
+
+
+def test_a_pinned_pair_runs_right_on_either_path(path, device):
+    """PER_SM pinned through tritonmm.mm: the TMA kernel runs two programs an SM; the pointer kernel, not
+    persistent, ignores it."""
+    a = torch.randn(200, 136, device=device).bfloat16()
+    b = torch.randn(136, 152, device=device).bfloat16()
+    pinned = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=3, num_warps=4, PER_SM=2)
+    out = tritonmm.mm(a, b, config=pinned)
+    assert rel_err(out, a, b) < 1e-2
