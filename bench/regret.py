@@ -111,8 +111,10 @@ def _samples(rows):
     for r in filter(_covered, rows):
         Z = r["Z"] if r["entry_Z"] > 1 else 1
         for c, ms in r["times"]:
-            bm, bn, bk, group, warps, stages, split, tail = c
-            if bm == 1 or split > 1 or config_space.tuned_tma_only(config_space.from_list(c)):
+            # as_list's full length (files from before PER_SM hold shorter lists); two programs an SM are not the
+            # rate of one, which the fit is of
+            bm, bn, bk, group, warps, stages, split, tail, per_sm = config_space.as_list(config_space.from_list(c))
+            if bm == 1 or split > 1 or per_sm > 1 or config_space.tuned_tma_only(config_space.from_list(c)):
                 continue
             waves = config_space.cdiv(config_space.cdiv(r["M"], bm) * config_space.cdiv(r["N"], bn) * Z, r["num_sms"])
             work = bm * bn * config_space.cdiv(r["K"], bk) * bk * 1e-6

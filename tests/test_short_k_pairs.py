@@ -6,7 +6,7 @@ from conftest import rel_err
 from test_cost_model import H200, _plan
 
 import tritonmm
-from tritonmm import config_space, default_config, thresholds
+from tritonmm import config_space, default_config, thresholds, validation
 from tritonmm import device as devices
 
 PAIRED = config_space.as_list(default_config.PAIRED)
@@ -17,14 +17,13 @@ def h200(monkeypatch):
     monkeypatch.setattr(devices, "facts", lambda d: H200)
 
 
-def test_the_default_pairs_short_k_products_in_place_of_smaller_tiles_and_wave_tails(h200):
+def test_the_default_pairs_short_k_products_in_place_of_narrower_tiles_and_wave_tails(h200):
     # Measured (x @ W.T planned as a CUDA graph plans it): K of 288-768, where the default without pairs takes a
-    # wave-tail split (the first three) or a tile under 128x128 (the last two: 64-row tiles)
+    # wave-tail split (the first three) or a tile of fewer than 128 rows (the last two: 64x128)
     for M, N, K in ((3072, 768, 640), (3968, 576, 288), (940, 2304, 768), (1096, 4288, 744), (5144, 1704, 352)):
         with thresholds.override(pair_max_k=0):
             unpaired = _plan(M, N, K, captured=True).heuristic()
-        kw = unpaired.kwargs
-        assert kw["BLOCK_M"] * kw["BLOCK_N"] < 128 * 128 or config_space.tail(unpaired), (M, N, K)
+        assert min(unpaired.kwargs["BLOCK_M"], unpaired.kwargs["BLOCK_N"]) < 128 or config_space.tail(unpaired)
         plan = _plan(M, N, K, captured=True)
         assert plan.path == "tma" and config_space.as_list(plan.heuristic()) == PAIRED, (M, N, K)
         assert PAIRED in [config_space.as_list(c) for c in plan.candidates()]  # the tuner times it too
@@ -40,6 +39,16 @@ def test_the_default_pairs_short_k_products_in_place_of_smaller_tiles_and_wave_t
         assert config_space.per_sm(_plan(3072, 768, 640, captured=True).heuristic()) == 1
 
 
+def test_few_rows_narrow_products_and_c_through_pointers_are_not_paired(h200):
+    """A wave of 128x128 tiles is not enough: an LM head in decode (8 and 32 rows against 50304 columns: its short
+    tiles), a product of 64 or 32 columns (128x64 tiles, which prune keeps over 128-wide ones), and C stored through
+    pointers (N odd: its epilogue's shared memory is not what smem_bytes counts) keep their default."""
+    for M, N, K in ((8, 50304, 768), (32, 50304, 768), (20000, 64, 512), (40000, 32, 256), (3072, 767, 640)):
+        plan = _plan(M, N, K, captured=True)
+        assert config_space.per_sm(plan.heuristic()) == 1, (M, N, K)
+        assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()], (M, N, K)
+
+
 def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
     need = config_space.smem_bytes(default_config.PAIRED, 2, True)
     for per_sm, paired in ((2 * need, True), (2 * need - 1, False)):
@@ -49,13 +58,15 @@ def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
 
 def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch):
     """On the GPU where there is one (3900x576x296: 31 rows of tiles, the last clipped, and a part K step), else in
-    the interpreter on a stand-in of 2 SMs with the TMA kernel's bars lowered (300x260x200: 9 tiles, 4 programs)."""
+    the interpreter on a stand-in of 2 SMs with the TMA kernel's bars lowered (300x264x200: 9 tiles, 4 programs)."""
     on = "cuda" if torch.cuda.is_available() else "cpu"
+    if on == "cuda" and not devices.facts(torch.device(on)).tma:
+        pytest.skip("the TMA kernel needs a Hopper")
     if on == "cpu":
         monkeypatch.setattr(devices, "facts", lambda d: H200._replace(num_sms=2))
         for field in ("tma_min_macs", "few_tiles_per_sm", "tma_min_rows"):
             monkeypatch.setitem(thresholds.OVERRIDES, field, 0)
-    M, N, K = (3900, 576, 296) if on == "cuda" else (300, 260, 200)
+    M, N, K = (3900, 576, 296) if on == "cuda" else (300, 264, 200)
     plan = _plan(M, N, K, captured=True, on=on)
     cfg = plan.heuristic()
     assert plan.path == "tma" and config_space.as_list(cfg) == PAIRED
@@ -68,11 +79,20 @@ def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch
     assert rel_err(plan.out, a, b) < 1e-2
 
 
-def test_a_pinned_pair_runs_right_on_either_path(path, device):
-    """PER_SM pinned through tritonmm.mm: the TMA kernel runs two programs an SM; the pointer kernel, not
+def test_a_pinned_pair_runs_right_on_either_path(path, device, monkeypatch):
+    """PER_SM pinned through tritonmm.mm, 400x400 in 16 tiles: on the TMA kernel more than its 2 x SMs programs (the
+    interpreter's 4 SMs; on a GPU a stand-in of 4 too, so that programs walk several tiles), the pointer kernel, not
     persistent, ignores it."""
-    a = torch.randn(200, 136, device=device).bfloat16()
-    b = torch.randn(136, 152, device=device).bfloat16()
+    from tritonmm.product import Product
+    monkeypatch.setattr(devices, "facts", lambda d, f=devices.facts: f(d)._replace(num_sms=4))
+    a = torch.randn(400, 136, device=device).bfloat16()
+    b = torch.randn(136, 400, device=device).bfloat16()
     pinned = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_stages=3, num_warps=4, PER_SM=2)
     out = tritonmm.mm(a, b, config=pinned)
     assert rel_err(out, a, b) < 1e-2
+    plan = Product(a, b, torch.empty_like(out), "native")
+    [(_, grid, _, constants, _)] = plan.steps(validation.check_config(pinned))
+    if path == "tma":
+        assert plan.path == "tma" and constants["NUM_SMS"] == 8 and grid == (8,)
+    else:
+        assert plan.path == "pointer" and grid == (16,)

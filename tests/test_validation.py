@@ -133,6 +133,8 @@ def test_bad_out(make_out, exc, words, device):
     (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, TAIL=2), ValueError, ["TAIL", "must be 1", "or 0"]),
     (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, TAIL=True), ValueError, ["TAIL", "must be 1", "or 0"]),
     (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, PER_SM=0), ValueError, ["PER_SM", "positive"]),
+    (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, PER_SM=5), ValueError, ["PER_SM", "at most 4"]),
+    (dict(BLOCK_M=1, BLOCK_N=8, BLOCK_K=32, PER_SM=2), ValueError, ["BLOCK_M=1", "PER_SM"]),
 ])
 def test_bad_config(config, exc, words, device):
     raises_naming(exc, words, lambda: tritonmm.matmul(ok(device, 4, 6), ok(device, 6, 5), config=config))

@@ -19,6 +19,8 @@ def cdiv(a: int, b: int) -> int:
 
 
 TILE_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "TAIL", "PER_SM")
+# A pinned config's programs an SM at most: more than an SM can hold only run in turn, each value a kernel of its own.
+MAX_PER_SM = 4
 LAUNCH_PARAMS = ("num_warps", "num_stages")
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps[, GROUP_M=8]) per family. 128x256 tiles win large shapes in

@@ -8,12 +8,11 @@ from .layout import hint
 
 
 def for_product(plan) -> triton.Config:
-    """The default config of a planned product (product.Product): _unpaired's, or PAIRED in place of a tile
-    smaller than its own or a wave-tail split where PAIRED serves (paired; design.md: short-k-pairs)."""
+    """The default config of a planned product (product.Product): _unpaired's, or PAIRED in place of a tile of
+    fewer than 128 rows or columns or a wave-tail split where PAIRED serves (paired; design.md: short-k-pairs)."""
     cfg = _unpaired(plan)
-    kw, pair = cfg.kwargs, PAIRED.kwargs
-    smaller = kw["BLOCK_M"] * kw["BLOCK_N"] < pair["BLOCK_M"] * pair["BLOCK_N"]
-    if (smaller or config_space.tail(cfg)) and config_space.split_k(cfg) == 1 and paired(plan):
+    narrower = min(cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"]) < 128 and not config_space.is_gemv(cfg)
+    if (narrower or config_space.tail(cfg)) and config_space.split_k(cfg) == 1 and paired(plan):
         return PAIRED
     return cfg
 
@@ -44,7 +43,8 @@ def _unpaired(plan) -> triton.Config:
     if cost_model.covers(facts.arch, family, M, N, Z, facts.num_sms, any(narrow)):
         # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
         # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).
-        ranked = [c for c in plan.candidates() if not config_space.tuned_tma_only(c)]
+        # Nor PAIRED, whose second program an SM the model does not price: for_product decides it.
+        ranked = [c for c in plan.candidates() if not config_space.tuned_tma_only(c) and config_space.per_sm(c) == 1]
         modeled = cost_model.pick(ranked, facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
                                   plan.out.element_size(), floor)
         if modeled is not None and plan.th.one_wave_split and plan.path == "tma" and plan.can_split:
@@ -79,22 +79,28 @@ def one_row(M, N, Z, num_sms, k_contiguous: bool):
 # first loads from HBM) and its epilogue (C's store) as in its main loop, which one persistent program an SM leaves
 # unhidden. Two programs an SM overlap one's with the other's main loop: 128x128x64 tiles in 3 stages, 113 KiB of
 # shared memory each, so that two fit in an SM's 228 KiB. It takes the place of the defaults that trade a tile's
-# rate for fuller waves (tiles under 128x128, wave-tail splits), which it beat on every such product measured;
-# against whole tiles of 128x128 or more it won and lost alike.
+# rate for fuller waves (tiles of fewer than 128 rows or columns, wave-tail splits), which it beat on all but a few
+# such products measured; against whole tiles of 128x128 or more it won and lost alike.
 PAIRED = config_space.make_config(128, 128, 64, 3, 4, PER_SM=2)
 
 
+# The fewest rows and columns PAIRED takes: two of its tiles each way, so that a clipped last tile wastes at most
+# a third of its work (measured from 376 rows and 576 columns: design.md: short-k-pairs).
+PAIR_MIN_SIDE = 256
+
+
 def paired(plan) -> list:
-    """[PAIRED] where it serves a planned product, else []: 16-bit on the TMA kernel, unbatched, K at most the
-    device's pair_max_k, a wave or more of its tiles, and two of its programs within an SM's shared memory."""
+    """[PAIRED] where it serves a planned product, else []: 16-bit on the TMA kernel, unbatched, C stored through its
+    descriptor, K at most the device's pair_max_k, M and N at least PAIR_MIN_SIDE, a wave or more of its tiles, kept
+    by prune, and two of its programs within an SM's shared memory."""
     M, N, K, facts = hint(plan.M), hint(plan.N), hint(plan.K), plan.facts
-    if plan.path != "tma" or plan.batched or K > plan.th.pair_max_k or \
+    if plan.path != "tma" or plan.batched or not plan.constants["C_DESC"] or K > plan.th.pair_max_k or \
             config_space.family(plan.dtype, plan.precision, plan.presplit) != "16bit" or \
-            config_space.cdiv(M, 128) * config_space.cdiv(N, 128) < facts.num_sms:
+            min(M, N) < PAIR_MIN_SIDE or config_space.cdiv(M, 128) * config_space.cdiv(N, 128) < facts.num_sms:
         return []
     need = config_space.smem_bytes(PAIRED, plan.operand_bytes, True, plan.constants["BIAS"] == "matrix",
                                    plan.out.element_size())
-    return [PAIRED] if 2 * need <= facts.smem_per_sm else []
+    return plan.prune([PAIRED])[0] if 2 * need <= facts.smem_per_sm else []
 
 
 # 16-bit products of fewer rows than the cost model ranks (cost_model.MIN_ROWS) stream their weight: tiles

@@ -7,7 +7,7 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from . import device
-from .config_space import LAUNCH_PARAMS, TILE_PARAMS, make_config
+from .config_space import LAUNCH_PARAMS, MAX_PER_SM, TILE_PARAMS, make_config
 from .splits import MAX_SPLIT_K
 from .kernels import overlaps
 from .kernels.gemm import gemm_kernel
@@ -174,8 +174,11 @@ def check_config(config):
         if params[key] < 16 and not (one_row and key != "BLOCK_K"):
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
                              f"BLOCK_M=1 pins the one-row kernel, which takes any BLOCK_N")
-    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL")):
-        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K or TAIL; remove them")
+    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL") or params.get("PER_SM", 1) != 1):
+        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K, TAIL or PER_SM; remove them")
+    if params.get("PER_SM", 1) > MAX_PER_SM:
+        raise ValueError(f"config['PER_SM'] (the TMA kernel's persistent programs an SM) must be at most {MAX_PER_SM}, "
+                         f"got {params['PER_SM']}")
     if params.get("SPLIT_K", 1) > MAX_SPLIT_K:
         raise ValueError(f"config['SPLIT_K'] must be at most {MAX_SPLIT_K}, got {params['SPLIT_K']}")
     return make_config(**params)
