@@ -113,8 +113,9 @@ def _samples(rows):
         for c, ms in r["times"]:
             # as_list's full length (files from before PER_SM hold shorter lists); two programs an SM are not the
             # rate of one, which the fit is of
-            bm, bn, bk, group, warps, stages, split, tail, per_sm = config_space.as_list(config_space.from_list(c))
-            if bm == 1 or split > 1 or per_sm > 1 or config_space.tuned_tma_only(config_space.from_list(c)):
+            cfg = config_space.from_list(c)
+            bm, bn, bk, group, warps, stages, split, tail, per_sm = config_space.as_list(cfg)
+            if bm == 1 or split > 1 or per_sm > 1 or config_space.tuned_tma_only(cfg):
                 continue
             waves = config_space.cdiv(config_space.cdiv(r["M"], bm) * config_space.cdiv(r["N"], bn) * Z, r["num_sms"])
             work = bm * bn * config_space.cdiv(r["K"], bk) * bk * 1e-6

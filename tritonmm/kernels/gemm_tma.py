@@ -3,11 +3,11 @@
 The same tiled algorithm as gemm.py, but A, B and (where it can, C_DESC below) C move through TMA
 tensor descriptors (Hopper's bulk tensor copy engine), and one program per SM walks many tiles, so
 tile n+1's loads overlap tile n's epilogue (NUM_SMS programs: two an SM where a config's PER_SM says, so that
-one's prologue and epilogue overlap the other's main loop on short K; design.md: short-k-pairs). TMA zero-fills out-of-bounds reads and clips
-out-of-bounds writes, so nothing is masked; it needs 16-byte aligned rows instead, which the
-planner checks (staging operands that lack them) before choosing this path. C leaves in two
-BLOCK_N/2 halves: the store stages C in shared memory, and half the staging buffer leaves room
-for a deeper pipeline (128x256 fp16 tiles get 4 stages instead of 3).
+one's prologue and epilogue overlap the other's main loop on short K; design.md: short-k-pairs). TMA
+zero-fills out-of-bounds reads and clips out-of-bounds writes, so nothing is masked; it needs 16-byte
+aligned rows instead, which the planner checks (staging operands that lack them) before choosing this
+path. C leaves in two BLOCK_N/2 halves: the store stages C in shared memory, and half the staging
+buffer leaves room for a deeper pipeline (128x256 fp16 tiles get 4 stages instead of 3).
 
 C_DESC false: C's rows are not 16-byte aligned (N odd, say) or C is a transposed view, which TMA
 cannot write, and c is C's pointer: each tile is stored through pointers, masked at the edges, in
