@@ -299,14 +299,23 @@ def test_default_pipeline_depth_of_64x64x128_is_the_one_its_measurement_ran_fast
 
 def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch):
     """rules.stream_tma: in a CUDA graph, 16-bit products of 2-64 rows run on the TMA kernel under the stream
-    model's default below tma_min_macs; eagerly, with few tiles, batched, float32, or with the threshold off, as
-    before (design.md: stream-model)."""
+    model's default below tma_min_macs, those of few tiles too; eagerly, batched, float32, or with the threshold off,
+    as before (design.md: stream-model, stream-few-tiles)."""
     plan = _plan(24, 6144, 1024, captured=True)  # 1.5e8 multiply-adds: under the captured bar, 2^28
     assert plan.path == "tma" and plan.graph_only
     fits = plan.prune(cost_model.stream_candidates(24, 1024))[0]
     assert plan.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 6144, 1024, 132, H200.hbm_bytes_per_s)
     assert _plan(24, 6144, 1024, captured=False).path == "pointer"
-    assert _plan(24, 4096, 1024, captured=True).path == "pointer"  # 64 tiles of 64x64: few-tiles
+    assert _plan(24, 4096, 1024, captured=True).path == "pointer"  # 64 tiles of 64x64 (few-tiles), K short
+    few = _plan(24, 4096, 4096, captured=True)  # from stream_few_tiles_min_k: the model's
+    fits = few.prune(cost_model.stream_candidates(24, 4096))[0]
+    assert few.path == "tma" and few.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 4096, 4096, 132,
+                                                                           H200.hbm_bytes_per_s)
+    assert _plan(24, 4096, 4088, captured=True).path == "pointer"
+    assert _plan(24, 4096, 4096, captured=False).path == "pointer"
+    with thresholds.override(stream_few_tiles_min_k=float("inf")):
+        assert _plan(24, 4096, 4096, captured=True).path == "pointer"
+        assert _plan(24, 6144, 1024, captured=True).path == "tma"  # not few: the threshold leaves it
     assert _plan(24, 6144, 1024, captured=True, dtype=torch.float32).path == "pointer"
     assert _plan(65, 6144, 512, captured=True).path == "pointer"  # past the stream class, below tma_min_macs / 8
     assert _plan(1, 6144, 1024, captured=True).path == "pointer"  # one row: the one-row kernel's

@@ -29,6 +29,14 @@ def test_the_default_pairs_short_k_products_in_place_of_narrower_tiles_and_wave_
         assert PAIRED in [config_space.as_list(c) for c in plan.candidates()]  # the tuner times it too
     # Where the default is a whole tile of 128x128 or more (128x256 here), pairs won and lost alike: not paired
     assert config_space.per_sm(_plan(5824, 512, 416, captured=True).heuristic()) == 1
+    # Nor a wave-tail split of 128x256 tiles (pair_max_tail_area), which ran faster than the pair on most of those
+    # measured. Rows 32-byte aligned: nothing is copied, which CPU tensors on a GPU machine could not be.
+    for M, N, K in ((2360, 7264, 280), (4160, 5144, 480)):
+        plan = _plan(M, N, K, captured=True)
+        kept = plan.heuristic()
+        assert not plan.staged and config_space.tail(kept) and config_space.as_list(kept)[:2] == [128, 256]
+        with thresholds.override(pair_max_tail_area=128 * 256):
+            assert config_space.as_list(_plan(M, N, K, captured=True).heuristic()) == PAIRED, (M, N, K)
     # K past pair_max_k; fewer than a wave of tiles (1024x1024: 64); float32 (TF32): never paired, not even tuned
     for M, N, K, dtype in ((3072, 768, 776, torch.bfloat16), (1024, 1024, 512, torch.bfloat16),
                            (3072, 768, 640, torch.float32)):

@@ -9,10 +9,13 @@ from .layout import hint
 
 def for_product(plan) -> triton.Config:
     """The default config of a planned product (product.Product): _unpaired's, or PAIRED in place of a tile of
-    fewer than 128 rows or columns or a wave-tail split where PAIRED serves (paired; design.md: short-k-pairs)."""
+    fewer than 128 rows or columns or a wave-tail split of tiles of at most pair_max_tail_area elements where PAIRED
+    serves (paired; design.md: short-k-pairs)."""
     cfg = _unpaired(plan)
-    narrower = min(cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"]) < 128 and not config_space.is_gemv(cfg)
-    if (narrower or config_space.tail(cfg)) and config_space.split_k(cfg) == 1 and paired(plan):
+    k = cfg.kwargs
+    narrower = min(k["BLOCK_M"], k["BLOCK_N"]) < 128 and not config_space.is_gemv(cfg)
+    tail = config_space.tail(cfg) and k["BLOCK_M"] * k["BLOCK_N"] <= plan.th.pair_max_tail_area
+    if (narrower or tail) and config_space.split_k(cfg) == 1 and paired(plan):
         return PAIRED
     return cfg
 

@@ -62,15 +62,15 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
     return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
 
 
-def stream_tma(facts, dtype, M, N, staged_bytes: int, captured: bool) -> bool:
+def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool) -> bool:
     """Whether an unbatched 16-bit product the stream model ranks on the TMA kernel (cost_model.streams) that TMA
     reads as it is runs there in a CUDA graph below tma_path's bar of multiply-adds: the stream model's
-    tiles (16 rows where they cover M, splits of K) stream its weight there. Products of few tiles keep the
-    pointer kernel: the model was never timed on them (threshold stream_model; design.md: stream-model)."""
+    tiles (16 rows where they cover M, splits of K) stream its weight there; products of few tiles only from K of
+    stream_few_tiles_min_k, below which they keep the pointer kernel (design.md: stream-model, stream-few-tiles)."""
     th = thresholds.for_device(facts)
     return captured and th.stream_model and facts.tma and not staged_bytes and M >= th.tma_min_rows and \
         cost_model.streams(facts.arch, config_space.family(dtype, "native"), M, N, 1, facts.num_sms, "tma",
-                           facts.hbm_bytes_per_s) and not few_tiles(facts, M, N)
+                           facts.hbm_bytes_per_s) and (K >= th.stream_few_tiles_min_k or not few_tiles(facts, M, N))
 
 
 def eager_bars(th, repeated: bool) -> tuple:

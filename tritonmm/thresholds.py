@@ -94,12 +94,17 @@ class Thresholds(NamedTuple):
     # the TMA kernel, and in CUDA graphs run there below its bar of size (rules.stream_tma; design.md: stream-model);
     # false: the few-row rule's default, and the pointer kernel where tma_path says.
     stream_model: bool = True
+    # ... products of few tiles (few_tiles_per_sm) among them too, in CUDA graphs, from this K: below it the pointer
+    # kernel won and lost alike (design.md: stream-few-tiles); infinite: never.
+    stream_few_tiles_min_k: float = 4096
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
     # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
     one_wave_split: bool = True
     # 16-bit products of K at most this, with a wave or more of 128x128 tiles, take default_config.PAIRED on the TMA
-    # kernel: two persistent programs an SM (design.md: short-k-pairs); 0: never.
+    # kernel: two persistent programs an SM (design.md: short-k-pairs); 0: never. In place of wave-tail splits only
+    # of tiles of at most pair_max_tail_area elements: 128x256's ran ahead of it on 15 of 25 (short-k-pairs).
     pair_max_k: int = 768
+    pair_max_tail_area: int = 128 * 128
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32
