@@ -11,10 +11,10 @@ TALL's 128-row ones, in at most TALL_MAX_SPLIT slices), the tuner's own candidat
 checked against float64 first; and the planner's own choice unpinned ("shipped": on Triton >= 3.8 possibly a Gluon
 schedule). Unlike the tuner (tuning.py), which times a product's weight hot in the L2, this streams it from HBM, as
 a model's decode does. Printed: per product cuBLAS's time, the shipped plan's, the default's and the four fastest
-configs, x cuBLAS; last the geomean of the default and of the best. Products of few tiles (the 4096-wide weights:
-rules.few_tiles) run on the pointer kernel, whatever the config, and the model does not rank them: each row names
-its kernel path. The JSON under --out keeps every config's time and the device's facts: tests/test_cost_model.py
-replays the model's picks on it.
+configs, x cuBLAS; last the geomean of the default and of the best. Products of few tiles (the 4096-wide
+weights: rules.few_tiles) of K under thresholds' stream_few_tiles_min_k run on the pointer kernel, whatever the
+config; each row names its kernel path. The JSON under --out keeps every config's time and the device's facts:
+tests/test_cost_model.py replays the model's picks on it.
 """
 import argparse
 import json

@@ -30,7 +30,7 @@ def test_the_default_pairs_short_k_products_in_place_of_narrower_tiles_and_wave_
     # Where the default is a whole tile of 128x128 or more (128x256 here), pairs won and lost alike: not paired
     assert config_space.per_sm(_plan(5824, 512, 416, captured=True).heuristic()) == 1
     # Nor a wave-tail split of 128x256 tiles (pair_max_tail_area), which ran faster than the pair on most of those
-    # measured. Rows 32-byte aligned: nothing is copied, which CPU tensors on a GPU machine could not be.
+    # measured. Products that nothing is copied for (not staged), which CPU tensors on a GPU machine could not be.
     for M, N, K in ((2360, 7264, 280), (4160, 5144, 480)):
         plan = _plan(M, N, K, captured=True)
         kept = plan.heuristic()

@@ -4,8 +4,8 @@ in docs/design.md.
 
     tma_path         the TMA kernel (Hopper) or the pointer kernel (design.md: tma-threshold, few-tiles,
                      staging-intensity, eager-staging)
-    stream_tma       few-row products on the TMA kernel in CUDA graphs, below tma_path's size bar (design.md:
-                     stream-model)
+    stream_tma       few-row products on the TMA kernel in CUDA graphs, below tma_path's size bar, few tiles from
+                     long K (design.md: stream-model, stream-few-tiles)
     pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
                      (design.md: pointer-staging, pointer-staging-4-byte)
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)

@@ -55,7 +55,8 @@ class Thresholds(NamedTuple):
     realign_eager_native_min_macs: float = 0
     # tf32x3 on the TMA kernel splits its operands first from this intensity (design.md: tf32x3-presplit).
     tf32x3_split_min_macs_per_byte: float = 100
-    # Products of at most this many 64x64 tiles per SM take the pointer kernel and split-K (design.md: few-tiles).
+    # Products of at most this many 64x64 tiles per SM take the pointer kernel and split-K (design.md: few-tiles), but
+    # for the stream model's of long K in CUDA graphs (stream_few_tiles_min_k).
     few_tiles_per_sm: float = 0.5
     # Fewer rows stay on the pointer path and its one-row kernel (design.md: one-row-kernel).
     tma_min_rows: int = 2
