@@ -161,6 +161,12 @@ def k_major_stagers(a: torch.Tensor, b: torch.Tensor) -> list:
 _DESTINATIONS = {aligned_copy: aligned_like, padded_a_copy: padded_a_like, padded_b_copy: padded_b_like}
 
 
+def _paired(stagers) -> bool:
+    """Whether stage() copies both operands in one launch: both stagers plain copies (design.md: paired-copies).
+    Spelled out, not all(): relaunches of staged products ask it on every call."""
+    return stagers[0] in _DESTINATIONS and stagers[1] in _DESTINATIONS
+
+
 def cached_copies(stagers, a, b, ya, yb):
     """The copy launches stage() makes of a and b into their staged buffers ya and yb (None: not copied), as copy's
     cache holds them, in launch order: ((fast_launch.Compiled, "ab", "a" or "b": the operands it copies), ...), for
@@ -168,7 +174,7 @@ def cached_copies(stagers, a, b, ya, yb):
     launches off)."""
     if any(s is not None and s not in _DESTINATIONS for s in stagers):
         return None
-    if all(stagers):  # paired as stage() pairs them
+    if _paired(stagers):
         keys = [(_copy_key(a, ya, pair=(b, yb)), "ab")]
     else:
         keys = [(_copy_key(x, y), which) for s, x, y, which in zip(stagers, (a, b), (ya, yb), "ab") if s]
@@ -180,7 +186,7 @@ def stage(stagers, a, b, traced: bool = False) -> tuple:
     """a and b through their stagers (None: as they are); two plain copies go in one launch
     (design.md: paired-copies)."""
     stage_a, stage_b = stagers
-    if stage_a in _DESTINATIONS and stage_b in _DESTINATIONS:
+    if _paired(stagers):
         ya, yb = _DESTINATIONS[stage_a](a), _DESTINATIONS[stage_b](b)
         copy(a, ya, traced, pair=(b, yb))
         return ya, yb
