@@ -189,7 +189,7 @@ def check(rows) -> tuple:
         Z = r["Z"] if r["entry_Z"] > 1 else 1
         # as_list's full length: files written before PER_SM hold shorter lists (from_list reads them)
         times = {tuple(config_space.as_list(config_space.from_list(c))): ms for c, ms in r["times"]}
-        cands = [config_space.from_list(c) for c in times if not config_space.tuned_tma_only(config_space.from_list(c))]
+        cands = [c for c in map(config_space.from_list, times) if not config_space.tuned_tma_only(c)]
         pick = cost_model.pick(cands, "sm90", r["path"].split("+")[0], r["M"], r["N"], r["K"], Z, r["num_sms"],
                                r["hbm"])
         if pick is not None:
