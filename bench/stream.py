@@ -47,11 +47,12 @@ def configs(product: Product, M: int, K: int, default) -> dict:
     """{text: config} the run times: the stream model's candidates at both heights (past its rows, the 64-row ones
     and TALL's, in at most TALL_MAX_SPLIT slices), the tuner's, and ``default`` (the product's heuristic)."""
     if M <= cost_model.STREAM_MAX_ROWS:
-        stream = cost_model.stream_candidates(1, K) + cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
+        stream = cost_model.stream_candidates(1, product.N, K) + \
+            cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, product.N, K)
     else:
         tall = [config_space.make_config(128, bn, bk, stages, warps, SPLIT_K=split) for bn, bk, stages, warps in TALL
                 for split in splits.tma_slices(K, bk, TALL_MAX_SPLIT)]
-        stream = [c for c in cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, K)
+        stream = [c for c in cost_model.stream_candidates(cost_model.STREAM_MAX_ROWS, product.N, K)
                   if config_space.split_k(c) <= TALL_MAX_SPLIT] + tall
     every = product.prune(stream)[0] + product.candidates() + [default]
     return {config_text(c): c for c in every}

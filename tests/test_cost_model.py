@@ -191,19 +191,19 @@ H200 = device.DeviceFacts("NVIDIA H200", 132, 232448, True, True, 60 * 2 ** 20, 
 
 
 def _stream_pick(M, N, K, facts=H200):
-    fits = config_space.prune(cost_model.stream_candidates(M, K), M, N, K, 2, facts.smem_bytes, True, False, 2)[0]
+    fits = config_space.prune(cost_model.stream_candidates(M, N, K), M, N, K, 2, facts.smem_bytes, True, False, 2)[0]
     return cost_model.stream_pick(fits, facts.arch, M, N, K, facts.num_sms, facts.hbm_bytes_per_s)
 
 
 def test_stream_candidates_take_one_row_of_tiles_and_keep_long_slices():
     for M, height in ((2, 16), (16, 16), (17, 64), (64, 64)):
-        cands = cost_model.stream_candidates(M, 14336)
+        cands = cost_model.stream_candidates(M, 4096, 14336)
         assert {c.kwargs["BLOCK_M"] for c in cands} == {height}
         assert {(c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages) for c in cands} == \
             set(cost_model.STREAM_TILES[height])
         assert all(config_space.cdiv(14336, c.kwargs["BLOCK_K"]) // config_space.split_k(c) >=
                    splits.TMA_SPLIT_MIN_STEPS for c in cands)
-    assert all(config_space.split_k(c) == 1 for c in cost_model.stream_candidates(16, 2048 - 1))  # 15 steps of 128
+    assert all(config_space.split_k(c) == 1 for c in cost_model.stream_candidates(16, 4096, 2048 - 1))  # 15 steps of 128
 
 
 def test_stream_time_follows_bytes_in_flight_and_prices_splits():
@@ -303,12 +303,12 @@ def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch)
     as before (design.md: stream-model, stream-few-tiles)."""
     plan = _plan(24, 6144, 1024, captured=True)  # 1.5e8 multiply-adds: under the captured bar, 2^28
     assert plan.path == "tma" and plan.graph_only
-    fits = plan.prune(cost_model.stream_candidates(24, 1024))[0]
+    fits = plan.prune(cost_model.stream_candidates(24, 6144, 1024))[0]
     assert plan.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 6144, 1024, 132, H200.hbm_bytes_per_s)
     assert _plan(24, 6144, 1024, captured=False).path == "pointer"
     assert _plan(24, 4096, 1024, captured=True).path == "pointer"  # 64 tiles of 64x64 (few-tiles), K short
     few = _plan(24, 4096, 4096, captured=True)  # from stream_few_tiles_min_k: the model's
-    fits = few.prune(cost_model.stream_candidates(24, 4096))[0]
+    fits = few.prune(cost_model.stream_candidates(24, 4096, 4096))[0]
     assert few.path == "tma" and few.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 4096, 4096, 132,
                                                                            H200.hbm_bytes_per_s)
     assert _plan(24, 4096, 4088, captured=True).path == "pointer"
@@ -327,7 +327,7 @@ def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch)
         rule = _plan(24, 32000, 1024, captured=True).heuristic()
     assert head.path == "tma" and head.heuristic() == rule
     widest = _plan(24, 16896, 1024, captured=True)  # the class's widest: the model's pick
-    fits = widest.prune(cost_model.stream_candidates(24, 1024))[0]
+    fits = widest.prune(cost_model.stream_candidates(24, 6144, 1024))[0]
     assert widest.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 16896, 1024, 132, H200.hbm_bytes_per_s)
     monkeypatch.setattr(device, "facts", lambda d: H200._replace(hbm_bytes_per_s=None))
     assert _plan(24, 6144, 1024, captured=True).path == "pointer"  # a bandwidth unknown: the model ranks nothing
@@ -351,6 +351,41 @@ def test_stream_default_runs_right_against_float64(M, N, K, split, stand_in_h200
     plan.run(cfg)
     a, b = plan.given
     assert rel_err(plan.out, a, b) < 1e-2, config_space.as_list(cfg)
+
+
+@pytest.mark.parametrize("M,N,K,layout,epilogue", [(5, 200, 328, "NT", None), (17, 136, 4104, "NT", "gelu"),
+                                                     (30, 264, 520, "NN", "relu")])
+def test_transposed_stream_runs_right_against_float64(M, N, K, layout, epilogue, stand_in_h200, monkeypatch):
+    """rules.transposed: a product of few rows in a CUDA graph runs as its transpose, b.T @ a.T into out.T, on the
+    TMA kernel under the stream model's transposed tiles (design.md: stream-transpose), a bias and activation
+    included: against float64, out NaN-filled first. Captured in a CUDA graph where there is a GPU (an H200's
+    facts stand in on any); in the interpreter, capture is what the planner is told."""
+    from bench.common import rel_err
+    from tritonmm import launch, planner
+    on = "cuda" if torch.cuda.is_available() else "cpu"
+    a = torch.randn(M, K, device=on).to(torch.bfloat16)
+    b = torch.randn(N, K, device=on).to(torch.bfloat16).T if layout == "NT" else \
+        torch.randn(K, N, device=on).to(torch.bfloat16)
+    bias = torch.randn(N, device=on).to(torch.bfloat16) if epilogue else None
+    act = epilogue or "none"
+    cfg, path = planner.chosen(a, b, "native", bias, act, captured=True)
+    assert path == "tma+transposed" and cfg.kwargs["BLOCK_N"] == (16 if M <= 16 else 32)
+    with thresholds.override(stream_transpose=False):
+        assert "transposed" not in planner.chosen(a, b, "native", bias, act, captured=True)[1]
+    out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=on)
+    if on == "cuda":
+        planner.product(a, b, precision="native", bias=bias, activation=act, out=out)  # compiled outside capture
+        out.fill_(float("nan"))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            planner.product(a, b, precision="native", bias=bias, activation=act, out=out)
+        graph.replay()
+        torch.cuda.synchronize()
+    else:
+        monkeypatch.setattr(launch, "capturing", lambda t: True)
+        planner.product(a, b, precision="native", bias=bias, activation=act, out=out)
+    ref = planner.epilogue_reference(a.double() @ b.double(), None if bias is None else bias.double(), act)
+    assert rel_err(out, ref) < 1e-2, config_space.as_list(cfg)
 
 
 def test_defaults_rank_by_the_eager_host_floor():

@@ -31,8 +31,12 @@ from .config_space import cdiv
 # Products of 2 to STREAM_MAX_ROWS rows on the TMA kernel stream their weight once: one row of tiles (16 rows
 # where they cover M, else 64), timed as HBM traffic (stream_us), never by RATES, where tiles of STREAM_WAVE_COLS
 # columns cover N in one wave of the SMs: the products it was fitted and checked on. Wider weights (vocabulary
-# heads) keep the few-row rule, fitted on draws that hold them (design.md: stream-model).
+# heads) keep the few-row rule, fitted on draws that hold them (design.md: stream-model). Products of 2 to
+# STREAM_MAX_COLS columns (few-row products run as their transpose: rules.transposed) stream theirs as one column of
+# tiles, the weight's rows as the tile's 64 or 128 rows (STREAM_TILES_T). At 33-64 rows the transpose ran level
+# with the rows' tiles, at 2-32 ahead on 21 of 21 (design.md: stream-transpose).
 STREAM_MAX_ROWS = 64
+STREAM_MAX_COLS = 32
 STREAM_WAVE_COLS = 128
 # (BLOCK_N, BLOCK_K, num_stages) the stream model ranks at each tile height, whole or split over K: the deepest
 # pipelines of the tiles its fit timed (H200, bf16, 2026-11-28; bench/results/stream/), kept where they fit (prune).
@@ -41,6 +45,9 @@ STREAM_TILES = {
          (128, 128, 6)],
     64: [(32, 128, 6), (32, 256, 4), (64, 128, 6), (128, 64, 6), (128, 128, 4), (256, 64, 4)],
 }
+# (BLOCK_M, BLOCK_K, num_stages) of a few-column product's tiles, BLOCK_N 16 or 32, the lesser that covers N: the
+# transposed tiles timed on 17-48 row products (H200, bf16, 2026-11-29; design.md: stream-transpose).
+STREAM_TILES_T = [(64, 256, 4), (128, 128, 4), (64, 128, 6), (128, 64, 6)]
 # The latency that the loads in flight cover (Little's law: in flight / latency is the rate they sustain) and a
 # split-K launch's fixed cost (its second pass, the workspace's allocation), fitted to every tile's time on 12
 # decode products (design.md: stream-model).
@@ -220,32 +227,53 @@ def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: 
 
 def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
               elem_bytes: int = 2) -> float:
-    """The predicted time of a product of few rows under cfg on the TMA kernel, in microseconds: its units
-    (tiles x slices of K) run in waves over the SMs, each wave as long as a full one (a unit's SM keeps no more
-    bytes in flight when others idle); a unit streams its weight bytes at the lesser of its share of the HBM rate
-    a stream reaches (HBM_EFFICIENCY) among the units running at once, and the bytes it keeps in flight
-    (num_stages x BLOCK_N x BLOCK_K) over STREAM_LATENCY_US. A split adds SPLIT_FIXED_US and its fp32
-    workspace, written and read (design.md: stream-model)."""
+    """The predicted time of a product of few rows (or few columns: stream_side) under cfg on the TMA kernel, in
+    microseconds: its units (tiles x slices of K) run in waves over the SMs, each wave as long as a full one (a
+    unit's SM keeps no more bytes in flight when others idle); a unit streams its weight bytes (its tile's
+    BLOCK_N, of few columns BLOCK_M, by its slice of K) at the lesser of its share of the HBM rate a stream reaches
+    (HBM_EFFICIENCY) among the units running at once, and the weight bytes it keeps in flight (num_stages x that
+    side x BLOCK_K) over STREAM_LATENCY_US. A split adds SPLIT_FIXED_US and its fp32 workspace, written and read
+    (design.md: stream-model)."""
     bm, bn, bk, _, _, stages, split, _ = config_space.as_list(cfg)[:8]
+    wide = bm if _columns(M, N) else bn  # the weight's side of the tile
     rate = hbm_bytes_per_s * HBM_EFFICIENCY[arch] * 1e-6  # bytes a microsecond
-    units, unit_bytes = cdiv(M, bm) * cdiv(N, bn) * split, bn * cdiv(K, split) * elem_bytes
-    unit_rate = min(rate / min(units, num_sms), stages * bn * bk * elem_bytes / STREAM_LATENCY_US[arch])
+    units, unit_bytes = cdiv(M, bm) * cdiv(N, bn) * split, wide * cdiv(K, split) * elem_bytes
+    unit_rate = min(rate / min(units, num_sms), stages * wide * bk * elem_bytes / STREAM_LATENCY_US[arch])
     us = cdiv(units, num_sms) * unit_bytes / unit_rate
     return us + (SPLIT_FIXED_US[arch] + 2 * split * M * N * 4 / rate if split > 1 else 0.0)
 
 
-def stream_candidates(M: int, K: int) -> list:
-    """STREAM_TILES at the height that covers M in one row of tiles (16 rows, else 64), each whole and in every
-    split over K that keeps splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
-    bm = 16 if M <= 16 else 64
-    return [config_space.make_config(bm, bn, bk, stages, 4, SPLIT_K=split) for bn, bk, stages in STREAM_TILES[bm]
+def stream_candidates(M: int, N: int, K: int) -> list:
+    """The stream model's tiles of a product of few rows, STREAM_TILES at the height that covers M in one row of
+    tiles (16 rows, else 64); of few columns (stream_side), STREAM_TILES_T at the width that covers N in one column
+    of tiles (16 columns, else 32); each whole and in every split over K that keeps splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
+    if _columns(M, N):
+        bn = 16 if N <= 16 else 32
+        tiles = [(bm, bn, bk, stages) for bm, bk, stages in STREAM_TILES_T]
+    else:
+        bm = 16 if M <= 16 else 64
+        tiles = [(bm, bn, bk, stages) for bn, bk, stages in STREAM_TILES[bm]]
+    return [config_space.make_config(bm, bn, bk, stages, 4, SPLIT_K=split) for bm, bn, bk, stages in tiles
             for split in splits.tma_slices(K, bk, splits.MAX_SPLIT_K)]
 
 
+def _columns(M: int, N: int) -> bool:
+    """Whether a product's few side is its columns (stream_side's 'columns' orientation)."""
+    return not 2 <= M <= STREAM_MAX_ROWS and 2 <= N <= STREAM_MAX_COLS
+
+
+def stream_side(M: int, N: int, num_sms: int):
+    """'rows' where a product is the stream model's of few rows: 2 to STREAM_MAX_ROWS rows, N covered by one wave of
+    STREAM_WAVE_COLS-column tiles; 'columns' where it has 2 to STREAM_MAX_COLS columns and more rows, M covered so
+    (a few-row product run as its transpose: rules.transposed); else None."""
+    if 2 <= M <= STREAM_MAX_ROWS:
+        return "rows" if cdiv(N, STREAM_WAVE_COLS) <= num_sms else None
+    return "columns" if _columns(M, N) and cdiv(M, STREAM_WAVE_COLS) <= num_sms else None
+
+
 def stream_class(M: int, N: int, num_sms: int) -> bool:
-    """Whether a product's shape is the stream model's: 2 to STREAM_MAX_ROWS rows, N covered by one wave of
-    STREAM_WAVE_COLS-column tiles."""
-    return 2 <= M <= STREAM_MAX_ROWS and cdiv(N, STREAM_WAVE_COLS) <= num_sms
+    """Whether a product's shape is the stream model's, of few rows or few columns (stream_side)."""
+    return stream_side(M, N, num_sms) is not None
 
 
 def streams(arch: str, family: str, M: int, N: int, Z: int, num_sms: int, path: str, hbm_bytes_per_s) -> bool:

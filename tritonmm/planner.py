@@ -37,6 +37,9 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         out = new_out(a, b, out_dtype)
     if out.numel() == 0:
         return out
+    if config is None and transposed(a, b, scales, launch.capturing(a)):  # design.md: stream-transpose
+        product(b.mT, a.mT, precision=precision, bias=_transposed(bias, out), activation=activation, out=out.mT)
+        return out
     if key is not None and sliced(a, b, bias, activation, scales, launch.capturing(a)):
         for z in range(a.shape[0]):  # each entry on the TMA kernel, relaunched from the cache after the first
             product(a[z], b[z], precision=precision, out=out[z])
@@ -52,7 +55,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         if config is None and plan.differs_when_captured and plan.can_benchmark and tuning.enabled():
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.
-            tuning.choose_config(Product(a, b, out, precision, bias, activation, scales, captured=True))
+            tuning.choose_config(_captured_plan(a, b, out, precision, bias, activation, scales))
         schedule = gluon_schedule(plan) if config is None else None
         if schedule is not None:  # design.md: gluon-gemm, gluon-wide
             return _gluon(key, (a, b), plan.a, plan.b, out, schedule, plan)
@@ -62,6 +65,13 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if ready is not None:
         relaunch.remember(key, ready, plan, cfg, a, b, out)
     return out
+
+
+def _captured_plan(a, b, out, precision: str, bias, activation: str, scales) -> Product:
+    """The plan product makes of a @ b in a CUDA graph: its transpose's where it runs as one (transposed)."""
+    if transposed(a, b, scales, True):
+        return Product(b.mT, a.mT, out.mT, precision, _transposed(bias, out), activation, scales, captured=True)
+    return Product(a, b, out, precision, bias, activation, scales, captured=True)
 
 
 def _gluon(key, given, a, b, out, schedule: str, plan):
@@ -78,6 +88,16 @@ def sliced(a, b, bias, activation: str, scales, captured: bool) -> bool:
     whole batch is cached."""
     return a.dim() == 3 and a.shape[-1] != 0 and bias is None and activation == "none" and scales == (None, None) \
         and not validation.traced(a) and rules.batch_slices(device.facts(a.device), a, b, captured)
+
+
+def transposed(a, b, scales, captured: bool) -> bool:
+    """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only."""
+    return not validation.traced(a) and rules.transposed(device.facts(a.device), a, b, scales, captured)
+
+
+def _transposed(bias, out):
+    """The bias of the transposed product into out.T: bias broadcast over out, transposed; None for none."""
+    return None if bias is None else bias.expand(out.shape).mT
 
 
 def new_out(a, b, out_dtype=None) -> torch.Tensor:
@@ -109,6 +129,10 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     time. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
     of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
+    if transposed(a, b, scales, captured):  # as product runs it: as its transpose
+        cfg, path = chosen(b.mT, a.mT, precision, _transposed(bias, new_out(a, b, out_dtype)), activation,
+                           out_dtype=out_dtype, captured=captured)
+        return cfg, path + "+transposed"
     if sliced(a, b, bias, activation, scales, captured):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)
         return cfg, path + "+sliced"

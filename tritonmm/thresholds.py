@@ -98,6 +98,10 @@ class Thresholds(NamedTuple):
     # ... products of few tiles (few_tiles_per_sm) among them too, in CUDA graphs, from this K: below it the pointer
     # kernel won and lost alike (design.md: stream-few-tiles); infinite: never.
     stream_few_tiles_min_k: float = 4096
+    # ... those of 2 to 32 rows (cost_model.STREAM_MAX_COLS) run as their transpose, C.T = B.T @ A.T, in CUDA graphs:
+    # the weight's rows fill the tile's 64 or 128 rows where tiles over A's few rows were mostly TMA's zero fill, and
+    # at any K (rules.transposed; design.md: stream-transpose); false: as the rows' tiles.
+    stream_transpose: bool = True
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
     # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
     one_wave_split: bool = True
