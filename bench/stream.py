@@ -13,8 +13,10 @@ schedule). Unlike the tuner (tuning.py), which times a product's weight hot in t
 a model's decode does. Printed: per product cuBLAS's time, the shipped plan's, the default's and the four fastest
 configs, x cuBLAS; last the geomean of the default and of the best. Products of few tiles (the 4096-wide
 weights: rules.few_tiles) of K under thresholds' stream_few_tiles_min_k run on the pointer kernel, whatever the
-config; each row names its kernel path. The JSON under --out keeps every config's time and the device's facts:
-tests/test_cost_model.py replays the model's picks on it.
+config; each row names its kernel path. In CUDA graphs the planner runs products of 2-32 rows as their transpose
+(design.md: stream-transpose): "shipped" times that plan, the pinned configs and the default the rows' orientation.
+The JSON under --out keeps every config's time and the device's facts: tests/test_cost_model.py replays the model's
+picks on it.
 """
 import argparse
 import json

@@ -300,7 +300,8 @@ def test_default_pipeline_depth_of_64x64x128_is_the_one_its_measurement_ran_fast
 def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch):
     """rules.stream_tma: in a CUDA graph, 16-bit products of 2-64 rows run on the TMA kernel under the stream
     model's default below tma_min_macs, those of few tiles too; eagerly, batched, float32, or with the threshold off,
-    as before (design.md: stream-model, stream-few-tiles)."""
+    as before (design.md: stream-model, stream-few-tiles). These are the rows' plans (Product): planner.product runs
+    those of 2-32 rows as their transpose (design.md: stream-transpose; the tests above)."""
     plan = _plan(24, 6144, 1024, captured=True)  # 1.5e8 multiply-adds: under the captured bar, 2^28
     assert plan.path == "tma" and plan.graph_only
     fits = plan.prune(cost_model.stream_candidates(24, 6144, 1024))[0]
@@ -327,7 +328,7 @@ def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch)
         rule = _plan(24, 32000, 1024, captured=True).heuristic()
     assert head.path == "tma" and head.heuristic() == rule
     widest = _plan(24, 16896, 1024, captured=True)  # the class's widest: the model's pick
-    fits = widest.prune(cost_model.stream_candidates(24, 6144, 1024))[0]
+    fits = widest.prune(cost_model.stream_candidates(24, 16896, 1024))[0]
     assert widest.heuristic() == cost_model.stream_pick(fits, "sm90", 24, 16896, 1024, 132, H200.hbm_bytes_per_s)
     monkeypatch.setattr(device, "facts", lambda d: H200._replace(hbm_bytes_per_s=None))
     assert _plan(24, 6144, 1024, captured=True).path == "pointer"  # a bandwidth unknown: the model ranks nothing
@@ -353,39 +354,68 @@ def test_stream_default_runs_right_against_float64(M, N, K, split, stand_in_h200
     assert rel_err(plan.out, a, b) < 1e-2, config_space.as_list(cfg)
 
 
-@pytest.mark.parametrize("M,N,K,layout,epilogue", [(5, 200, 328, "NT", None), (17, 136, 4104, "NT", "gelu"),
-                                                     (30, 264, 520, "NN", "relu")])
-def test_transposed_stream_runs_right_against_float64(M, N, K, layout, epilogue, stand_in_h200, monkeypatch):
+@pytest.mark.parametrize("M,N,K,layout,epilogue,bias_shape,out_t", [
+    (5, 200, 328, "NT", "none", None, False), (17, 136, 4104, "NT", "gelu", "N", False),
+    (30, 264, 520, "NN", "relu", "M1", False), (8, 96, 1000, "NT", "none", "MN", True)])
+def test_transposed_stream_runs_right_against_float64(M, N, K, layout, epilogue, bias_shape, out_t, stand_in_h200,
+                                                      monkeypatch):
     """rules.transposed: a product of few rows in a CUDA graph runs as its transpose, b.T @ a.T into out.T, on the
-    TMA kernel under the stream model's transposed tiles (design.md: stream-transpose), a bias and activation
-    included: against float64, out NaN-filled first. Captured in a CUDA graph where there is a GPU (an H200's
-    facts stand in on any); in the interpreter, capture is what the planner is told."""
+    TMA kernel under the stream model's transposed tiles (design.md: stream-transpose), biases of each broadcast and
+    an activation included, into a row-major out (its transpose stored through pointers) or a column-major one (its
+    transpose row-major, stored through TMA in 8- or 16-column halves): against float64, out NaN-filled first.
+    Captured in a CUDA graph where there is a GPU (an H200's facts stand in on any); in the interpreter, capture is
+    what the planner is told. planner.product must build the transposed plan (counted)."""
     from bench.common import rel_err
     from tritonmm import launch, planner
     on = "cuda" if torch.cuda.is_available() else "cpu"
     a = torch.randn(M, K, device=on).to(torch.bfloat16)
     b = torch.randn(N, K, device=on).to(torch.bfloat16).T if layout == "NT" else \
         torch.randn(K, N, device=on).to(torch.bfloat16)
-    bias = torch.randn(N, device=on).to(torch.bfloat16) if epilogue else None
-    act = epilogue or "none"
-    cfg, path = planner.chosen(a, b, "native", bias, act, captured=True)
+    shapes = {None: None, "N": (N,), "M1": (M, 1), "MN": (M, N)}
+    bias = None if bias_shape is None else torch.randn(*shapes[bias_shape], device=on).to(torch.bfloat16)
+    cfg, path = planner.chosen(a, b, "native", bias, epilogue, captured=True)
     assert path == "tma+transposed" and cfg.kwargs["BLOCK_N"] == (16 if M <= 16 else 32)
     with thresholds.override(stream_transpose=False):
-        assert "transposed" not in planner.chosen(a, b, "native", bias, act, captured=True)[1]
-    out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=on)
-    if on == "cuda":
-        planner.product(a, b, precision="native", bias=bias, activation=act, out=out)  # compiled outside capture
+        assert "transposed" not in planner.chosen(a, b, "native", bias, epilogue, captured=True)[1]
+    made, plan_of = [], planner._transposed_plan
+    monkeypatch.setattr(planner, "_transposed_plan", lambda *args: made.append(1) or plan_of(*args))
+    out = torch.full((N, M), float("nan"), dtype=torch.bfloat16, device=on).T if out_t else \
+        torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=on)
+    if on == "cuda":  # the eager call runs another plan: the transposed kernel compiles inside the capture
+        planner.product(a, b, precision="native", bias=bias, activation=epilogue, out=out)
         out.fill_(float("nan"))
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            planner.product(a, b, precision="native", bias=bias, activation=act, out=out)
+            planner.product(a, b, precision="native", bias=bias, activation=epilogue, out=out)
         graph.replay()
         torch.cuda.synchronize()
     else:
         monkeypatch.setattr(launch, "capturing", lambda t: True)
-        planner.product(a, b, precision="native", bias=bias, activation=act, out=out)
-    ref = planner.epilogue_reference(a.double() @ b.double(), None if bias is None else bias.double(), act)
+        planner.product(a, b, precision="native", bias=bias, activation=epilogue, out=out)
+    assert made, "planner.product did not run the transposed plan"
+    ref = planner.epilogue_reference(a.double() @ b.double(), None if bias is None else bias.double(), epilogue)
     assert rel_err(out, ref) < 1e-2, config_space.as_list(cfg)
+
+
+def test_only_few_row_products_run_transposed(stand_in_h200):
+    """The transposed class is a few-row product's transpose alone: a caller's product of few columns (a router's or
+    LoRA's 4096x16), one of a single column (x @ w.T, w of one row), float32, batched or eager products keep their
+    plans; a weight of at most 64 rows (STREAM_MAX_ROWS) is not transposed (design.md: stream-transpose)."""
+    from tritonmm import planner
+
+    def path(M, N, K, dtype=torch.bfloat16, captured=True, nt=True):
+        a = torch.randn(M, K).to(dtype)
+        b = torch.randn(N, K).to(dtype).T if nt else torch.randn(K, N).to(dtype)
+        return planner.chosen(a, b, resolve_precision(dtype, None), captured=captured)[1]
+
+    assert path(16, 4096, 4096) == "tma+transposed" and path(32, 16896, 1024) == "tma+transposed"
+    assert "transposed" not in path(33, 4096, 4096) and "transposed" not in path(16, 4096, 4096, captured=False)
+    assert "transposed" not in path(16, 64, 4096) and path(16, 65, 4096) == "tma+transposed"
+    assert "transposed" not in path(16, 4096, 4096, dtype=torch.float32)
+    assert path(4096, 16, 4096, nt=False) == "pointer" and path(128, 16, 4096, nt=False) == "pointer"
+    assert _plan(16, 1, 4096, captured=True).path == "tma"  # one column: the rows' stream model, as before
+    assert not cost_model.stream_class(4096, 16, 132) and cost_model.stream_class(4096, 16, 132, transposed=True)
+    assert not cost_model.stream_class(40, 16, 132, transposed=True)  # rows: the rows' class
 
 
 def test_defaults_rank_by_the_eager_host_floor():

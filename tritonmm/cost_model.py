@@ -31,10 +31,10 @@ from .config_space import cdiv
 # Products of 2 to STREAM_MAX_ROWS rows on the TMA kernel stream their weight once: one row of tiles (16 rows
 # where they cover M, else 64), timed as HBM traffic (stream_us), never by RATES, where tiles of STREAM_WAVE_COLS
 # columns cover N in one wave of the SMs: the products it was fitted and checked on. Wider weights (vocabulary
-# heads) keep the few-row rule, fitted on draws that hold them (design.md: stream-model). Products of 2 to
-# STREAM_MAX_COLS columns (few-row products run as their transpose: rules.transposed) stream theirs as one column of
-# tiles, the weight's rows as the tile's 64 or 128 rows (STREAM_TILES_T). At 33-64 rows the transpose ran level
-# with the rows' tiles, at 2-32 ahead on 21 of 21 (design.md: stream-transpose).
+# heads) keep the few-row rule, fitted on draws that hold them (design.md: stream-model). The transpose of a product
+# of 2 to STREAM_MAX_COLS rows (rules.transposed: its plan alone, not a caller's product of few columns) streams the
+# weight as one column of tiles, the weight's rows as the tile's 64 or 128 rows (STREAM_TILES_T). At 33-64 rows the
+# transpose ran level with the rows' tiles, at 2-32 ahead on 21 of 21 (design.md: stream-transpose).
 STREAM_MAX_ROWS = 64
 STREAM_MAX_COLS = 32
 STREAM_WAVE_COLS = 128
@@ -227,7 +227,7 @@ def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: 
 
 def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
               elem_bytes: int = 2) -> float:
-    """The predicted time of a product of few rows (or few columns: stream_side) under cfg on the TMA kernel, in
+    """The predicted time of a product of few rows (or a transposed one of few columns: stream_side) under cfg on the TMA kernel, in
     microseconds: its units (tiles x slices of K) run in waves over the SMs, each wave as long as a full one (a
     unit's SM keeps no more bytes in flight when others idle); a unit streams its weight bytes (its tile's
     BLOCK_N, of few columns BLOCK_M, by its slice of K) at the lesser of its share of the HBM rate a stream reaches
@@ -245,7 +245,7 @@ def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_pe
 
 def stream_candidates(M: int, N: int, K: int) -> list:
     """The stream model's tiles of a product of few rows, STREAM_TILES at the height that covers M in one row of
-    tiles (16 rows, else 64); of few columns (stream_side), STREAM_TILES_T at the width that covers N in one column
+    tiles (16 rows, else 64); of a transposed one's few columns (stream_side), STREAM_TILES_T at the width that covers N in one column
     of tiles (16 columns, else 32); each whole and in every split over K that keeps splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
     if _columns(M, N):
         bn = 16 if N <= 16 else 32
@@ -258,29 +258,31 @@ def stream_candidates(M: int, N: int, K: int) -> list:
 
 
 def _columns(M: int, N: int) -> bool:
-    """Whether a product's few side is its columns (stream_side's 'columns' orientation)."""
-    return not 2 <= M <= STREAM_MAX_ROWS and 2 <= N <= STREAM_MAX_COLS
+    """Whether a product's shape is a transposed one's (stream_side's 'columns'): more than STREAM_MAX_ROWS rows,
+    2 to STREAM_MAX_COLS columns."""
+    return M > STREAM_MAX_ROWS and 2 <= N <= STREAM_MAX_COLS
 
 
-def stream_side(M: int, N: int, num_sms: int):
+def stream_side(M: int, N: int, num_sms: int, transposed: bool = False):
     """'rows' where a product is the stream model's of few rows: 2 to STREAM_MAX_ROWS rows, N covered by one wave of
-    STREAM_WAVE_COLS-column tiles; 'columns' where it has 2 to STREAM_MAX_COLS columns and more rows, M covered so
-    (a few-row product run as its transpose: rules.transposed); else None."""
-    if 2 <= M <= STREAM_MAX_ROWS:
-        return "rows" if cdiv(N, STREAM_WAVE_COLS) <= num_sms else None
-    return "columns" if _columns(M, N) and cdiv(M, STREAM_WAVE_COLS) <= num_sms else None
+    STREAM_WAVE_COLS-column tiles; where ``transposed`` (a few-row product's transpose: rules.transposed), 'columns'
+    where that holds with rows and columns swapped, of 2 to STREAM_MAX_COLS columns; else None."""
+    if transposed:
+        return "columns" if _columns(M, N) and cdiv(M, STREAM_WAVE_COLS) <= num_sms else None
+    return "rows" if 2 <= M <= STREAM_MAX_ROWS and cdiv(N, STREAM_WAVE_COLS) <= num_sms else None
 
 
-def stream_class(M: int, N: int, num_sms: int) -> bool:
-    """Whether a product's shape is the stream model's, of few rows or few columns (stream_side)."""
-    return stream_side(M, N, num_sms) is not None
+def stream_class(M: int, N: int, num_sms: int, transposed: bool = False) -> bool:
+    """Whether a product's shape is the stream model's (stream_side)."""
+    return stream_side(M, N, num_sms, transposed) is not None
 
 
-def streams(arch: str, family: str, M: int, N: int, Z: int, num_sms: int, path: str, hbm_bytes_per_s) -> bool:
-    """Whether stream_pick ranks this product: unbatched 16-bit of stream_class, on the TMA kernel, on a measured
-    arch whose HBM bandwidth is known."""
-    return arch in STREAM_LATENCY_US and family == "16bit" and stream_class(M, N, num_sms) and Z == 1 and \
-        path == "tma" and bool(hbm_bytes_per_s)
+def streams(arch: str, family: str, M: int, N: int, Z: int, num_sms: int, path: str, hbm_bytes_per_s,
+            transposed: bool = False) -> bool:
+    """Whether stream_pick ranks this product: unbatched 16-bit of stream_class (``transposed``: a few-row product's
+    transpose), on the TMA kernel, on a measured arch whose HBM bandwidth is known."""
+    return arch in STREAM_LATENCY_US and family == "16bit" and stream_class(M, N, num_sms, transposed) and Z == 1 \
+        and path == "tma" and bool(hbm_bytes_per_s)
 
 
 def stream_pick(candidates, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,

@@ -36,7 +36,7 @@ def _unpaired(plan) -> triton.Config:
     family = config_space.family(plan.dtype, plan.precision, plan.presplit)
     M, N, K, Z = hint(plan.M), hint(plan.N), hint(plan.K), hint(plan.Z)
     if plan.th.stream_model and cost_model.streams(facts.arch, family, M, N, Z, facts.num_sms, plan.path,
-                                                   facts.hbm_bytes_per_s):  # design.md: stream-model
+                                                   facts.hbm_bytes_per_s, plan.transposed):  # design.md: stream-model
         fits = [c for c in plan.prune(cost_model.stream_candidates(M, N, K))[0]
                 if plan.can_split or config_space.split_k(c) == 1]
         streamed = cost_model.stream_pick(fits, facts.arch, M, N, K, facts.num_sms, facts.hbm_bytes_per_s,

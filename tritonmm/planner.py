@@ -9,7 +9,8 @@ runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones w
 run on the Gluon kernel instead (rules.gluon), over the operands as they are where TMA reads their rows slowly
 (large ones on its clusters, mid-size ones on the wide schedule, without realign's copies: rules.gluon_as_given),
 and tf32x3 products on split operands on its tf32x3 kernel (rules.gluon_tf32x3); these launches are cached for
-relaunch too. Callers check arguments first (validation.py; ops.py, library.py, override.py).
+relaunch too. In CUDA graphs, products of few rows run as their transpose (rules.transposed). Callers check
+arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
@@ -26,7 +27,9 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     one product per entry where each is large (rules.batch_slices); a batch stride of 0 broadcasts an operand. FP8 operands come with ``scales`` (scale_a,
     scale_b) applied to the fp32 accumulator. ``precision`` as precision.resolve_precision gives it;
     ``config`` a pinned triton.Config or None. ``served``: native.cpp will be told to repeat this call (its first
-    call there), so eager calls plan with native's bars (rules.eager_bars). Arguments are assumed checked."""
+    call there), so eager calls plan with native's bars (rules.eager_bars). Arguments are assumed checked. In a
+    CUDA graph, a product of few rows runs as its transpose, b.T @ a.T into out.T (transposed), unless a config
+    is pinned."""
     key = None
     if config is None and not validation.traced(a):
         key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype)
@@ -37,9 +40,6 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         out = new_out(a, b, out_dtype)
     if out.numel() == 0:
         return out
-    if config is None and transposed(a, b, scales, launch.capturing(a)):  # design.md: stream-transpose
-        product(b.mT, a.mT, precision=precision, bias=_transposed(bias, out), activation=activation, out=out.mT)
-        return out
     if key is not None and sliced(a, b, bias, activation, scales, launch.capturing(a)):
         for z in range(a.shape[0]):  # each entry on the TMA kernel, relaunched from the cache after the first
             product(a[z], b[z], precision=precision, out=out[z])
@@ -47,12 +47,17 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
+        if config is None and transposed(a, b, scales, launch.capturing(a)):  # design.md: stream-transpose
+            plan = _transposed_plan(a, b, out, precision, bias, activation, scales, True)
+            plan.run(tuning.choose_config(plan))  # in a graph's capture: nothing to cache for relaunch
+            return out
         schedule = as_given_gluon(a, b, out, bias, activation, scales, launch.capturing(a)) if config is None else None
         # Before any plan: read as it is, no copies (design.md: gluon-misaligned, gluon-wide-as-given).
         if schedule is not None:
             return _gluon(key, (a, b), a, b, out, schedule, None)
         plan = Product(a, b, out, precision, bias, activation, scales, served=served)
-        if config is None and plan.differs_when_captured and plan.can_benchmark and tuning.enabled():
+        if config is None and plan.can_benchmark and tuning.enabled() and \
+                (plan.differs_when_captured or transposed(a, b, scales, True)):
             # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
             # can be tuned: tuned now.
             tuning.choose_config(_captured_plan(a, b, out, precision, bias, activation, scales))
@@ -70,8 +75,14 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
 def _captured_plan(a, b, out, precision: str, bias, activation: str, scales) -> Product:
     """The plan product makes of a @ b in a CUDA graph: its transpose's where it runs as one (transposed)."""
     if transposed(a, b, scales, True):
-        return Product(b.mT, a.mT, out.mT, precision, _transposed(bias, out), activation, scales, captured=True)
+        return _transposed_plan(a, b, out, precision, bias, activation, scales, True)
     return Product(a, b, out, precision, bias, activation, scales, captured=True)
+
+
+def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, captured: bool) -> Product:
+    """The plan of a @ b run as its transpose, b.T @ a.T into out.T, the bias broadcast over out and transposed."""
+    bias = None if bias is None else bias.expand(out.shape).mT
+    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=captured, transposed=True)
 
 
 def _gluon(key, given, a, b, out, schedule: str, plan):
@@ -93,11 +104,6 @@ def sliced(a, b, bias, activation: str, scales, captured: bool) -> bool:
 def transposed(a, b, scales, captured: bool) -> bool:
     """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only."""
     return not validation.traced(a) and rules.transposed(device.facts(a.device), a, b, scales, captured)
-
-
-def _transposed(bias, out):
-    """The bias of the transposed product into out.T: bias broadcast over out, transposed; None for none."""
-    return None if bias is None else bias.expand(out.shape).mT
 
 
 def new_out(a, b, out_dtype=None) -> torch.Tensor:
@@ -125,14 +131,14 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     """(config, kernel path) that product(a, b, ...) with the same arguments runs with now, eagerly or
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
     "gluon cluster" (rules.gluon, rules.gluon_as_given; the config launch.gluon_config's),
-    with "+staged" when operands are copied first and "+sliced" (an entry's config) when a batch runs an entry at a
-    time. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
+    with "+staged" when operands are copied first, "+sliced" (an entry's config) when a batch runs an entry at a
+    time and "+transposed" (the config of b.T @ a.T) when a product of few rows runs as its transpose. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
     of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
-    if transposed(a, b, scales, captured):  # as product runs it: as its transpose
-        cfg, path = chosen(b.mT, a.mT, precision, _transposed(bias, new_out(a, b, out_dtype)), activation,
-                           out_dtype=out_dtype, captured=captured)
-        return cfg, path + "+transposed"
+    if transposed(a, b, scales, captured) and a.shape[-1] != 0:  # as product runs it: as its transpose
+        with device.on_device(a.device):
+            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales, captured)
+            return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "") + "+transposed"
     if sliced(a, b, bias, activation, scales, captured):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)
         return cfg, path + "+sliced"

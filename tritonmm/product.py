@@ -23,7 +23,7 @@ class Product:
     copies_differ = False  # on the TMA path: whether realign copies otherwise in or out of a CUDA graph
 
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
-                 captured=None, served: bool = False):
+                 captured=None, served: bool = False, transposed: bool = False):
         self.traced = validation.traced(a)
         # The caller's operands: what the one-row kernel reads. The others read self.a, self.b (staged
         # copies where the path needs them); every kernel writes self.out.
@@ -31,6 +31,7 @@ class Product:
         # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
         self.captured = (not self.traced and launch.capturing(a)) if captured is None else captured
         self.batched = a.dim() == 3
+        self.transposed = transposed  # b.T @ a.T of a few-row product (rules.transposed): of the stream model's class
         self.Z = a.shape[0] if self.batched else 1
         self.M, self.K = a.shape[-2:]
         self.N = b.shape[-1]
@@ -132,7 +133,7 @@ class Product:
         """Whether the size rule (rules.tma_path) or, in graphs, the stream model's (rules.stream_tma) gives TMA."""
         f, M, N = self.facts, self.M, self.N
         return rules.tma_path(f, M, N, self.K, staged_bytes, captured, read_bytes, self.repeated[1]) or \
-            rules.stream_tma(f, self.dtype, M, N, self.K, staged_bytes, captured)
+            rules.stream_tma(f, self.dtype, M, N, self.K, staged_bytes, captured, self.transposed)
 
     def _tma_candidate(self) -> bool:
         """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it
@@ -204,8 +205,7 @@ class Product:
         return split if split * hint(self.M) * hint(self.N) < 2 ** 31 else 1
 
     def launches(self, cfg: triton.Config) -> int:
-        """Kernel launches of one call under cfg (its staging copies aside): split-K's two passes, a
-        wave-tail split's two launches, or one."""
+        """Kernel launches of one call under cfg (copies aside): split-K's or a wave-tail split's two, or one."""
         return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
 
     def grid(self, meta, split: int = 1, rows=None):

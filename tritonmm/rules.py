@@ -63,30 +63,31 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
     return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
 
 
-def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool) -> bool:
+def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transposed: bool = False) -> bool:
     """Whether an unbatched 16-bit product the stream model ranks on the TMA kernel (cost_model.streams) that TMA
     reads as it is runs there in a CUDA graph below tma_path's bar of multiply-adds: the stream model's
-    tiles (16 rows where they cover M, splits of K) stream its weight there; products of few tiles and few rows only
-    from K of stream_few_tiles_min_k, below which they keep the pointer kernel (design.md: stream-model,
-    stream-few-tiles); of few columns (transposed's) at any K (design.md: stream-transpose)."""
+    tiles (16 rows where they cover M, splits of K) stream its weight there; products of few tiles only from K of
+    stream_few_tiles_min_k, below which they keep the pointer kernel (design.md: stream-model, stream-few-tiles).
+    ``transposed``: a few-row product's transpose (transposed), of few columns, at any K (design.md:
+    stream-transpose)."""
     th = thresholds.for_device(facts)
-    return captured and th.stream_model and facts.tma and not staged_bytes and min(M, N) >= th.tma_min_rows and \
+    return captured and th.stream_model and facts.tma and not staged_bytes and \
+        (N if transposed else M) >= th.tma_min_rows and \
         cost_model.streams(facts.arch, config_space.family(dtype, "native"), M, N, 1, facts.num_sms, "tma",
-                           facts.hbm_bytes_per_s) and (K >= th.stream_few_tiles_min_k or not few_tiles(facts, M, N)
-                                                       or cost_model.stream_side(M, N, facts.num_sms) == "columns")
+                           facts.hbm_bytes_per_s, transposed) and \
+        (transposed or K >= th.stream_few_tiles_min_k or not few_tiles(facts, M, N))
 
 
 def transposed(facts, a, b, scales, captured: bool) -> bool:
     """Whether a product of 2 to cost_model.STREAM_MAX_COLS rows runs as its transpose, C.T = B.T @ A.T, in a CUDA
-    graph (stream_transpose): unbatched 16-bit real tensors TMA reads as they are, without FP8 scales, whose
-    transpose is the stream model's of few columns on the TMA kernel (stream_tma). Its tiles take the weight's rows
-    as their 64 or 128 rows and A's few rows as 16 or 32 columns (cost_model.STREAM_TILES_T; design.md:
-    stream-transpose)."""
+    graph (stream_transpose): unbatched 16-bit real tensors TMA reads as they are, without FP8 scales, against a
+    weight of more than STREAM_MAX_ROWS rows, whose transpose is the stream model's on the TMA kernel (stream_tma).
+    Its tiles take the weight's rows as their 64 or 128 rows and A's few rows as 16 or 32 columns
+    (cost_model.STREAM_TILES_T; design.md: stream-transpose)."""
     if not captured or a.dim() != 2 or scales != (None, None) or not thresholds.for_device(facts).stream_transpose:
         return False
     (M, K), N = a.shape, b.shape[1]
-    return cost_model.stream_side(N, M, facts.num_sms) == "columns" and \
-        stream_tma(facts, a.dtype, N, M, K, layout.tma_copy_bytes(a, b), captured)
+    return stream_tma(facts, a.dtype, N, M, K, layout.tma_copy_bytes(a, b), captured, transposed=True)
 
 
 def eager_bars(th, repeated: bool) -> tuple:
