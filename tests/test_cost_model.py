@@ -203,7 +203,8 @@ def test_stream_candidates_take_one_row_of_tiles_and_keep_long_slices():
             set(cost_model.STREAM_TILES[height])
         assert all(config_space.cdiv(14336, c.kwargs["BLOCK_K"]) // config_space.split_k(c) >=
                    splits.TMA_SPLIT_MIN_STEPS for c in cands)
-    assert all(config_space.split_k(c) == 1 for c in cost_model.stream_candidates(16, 4096, 2048 - 1))  # 15 steps of 128
+    assert all(config_space.split_k(c) == 1  # 15 steps of 128
+               for c in cost_model.stream_candidates(16, 4096, 2048 - 1))
 
 
 def test_stream_time_follows_bytes_in_flight_and_prices_splits():

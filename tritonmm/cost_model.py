@@ -227,13 +227,13 @@ def tma_split_pays(cfg, split: int, arch: str, M: int, N: int, K: int, num_sms: 
 
 def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_per_s: float,
               elem_bytes: int = 2) -> float:
-    """The predicted time of a product of few rows (or a transposed one of few columns: stream_side) under cfg on the TMA kernel, in
-    microseconds: its units (tiles x slices of K) run in waves over the SMs, each wave as long as a full one (a
-    unit's SM keeps no more bytes in flight when others idle); a unit streams its weight bytes (its tile's
-    BLOCK_N, of few columns BLOCK_M, by its slice of K) at the lesser of its share of the HBM rate a stream reaches
-    (HBM_EFFICIENCY) among the units running at once, and the weight bytes it keeps in flight (num_stages x that
-    side x BLOCK_K) over STREAM_LATENCY_US. A split adds SPLIT_FIXED_US and its fp32 workspace, written and read
-    (design.md: stream-model)."""
+    """The predicted time of a product of few rows (or a transposed one of few columns: stream_side) under cfg on
+    the TMA kernel, in microseconds: its units (tiles x slices of K) run in waves over the SMs, each wave as long as
+    a full one (a unit's SM keeps no more bytes in flight when others idle); a unit streams its weight bytes (its
+    tile's BLOCK_N, of few columns BLOCK_M, by its slice of K) at the lesser of its share of the HBM rate a stream
+    reaches (HBM_EFFICIENCY) among the units running at once, and the weight bytes it keeps in flight (num_stages x
+    that side x BLOCK_K) over STREAM_LATENCY_US. A split adds SPLIT_FIXED_US and its fp32 workspace, written and
+    read (design.md: stream-model)."""
     bm, bn, bk, _, _, stages, split, _ = config_space.as_list(cfg)[:8]
     wide = bm if _columns(M, N) else bn  # the weight's side of the tile
     rate = hbm_bytes_per_s * HBM_EFFICIENCY[arch] * 1e-6  # bytes a microsecond
@@ -245,8 +245,9 @@ def stream_us(cfg, arch: str, M: int, N: int, K: int, num_sms: int, hbm_bytes_pe
 
 def stream_candidates(M: int, N: int, K: int) -> list:
     """The stream model's tiles of a product of few rows, STREAM_TILES at the height that covers M in one row of
-    tiles (16 rows, else 64); of a transposed one's few columns (stream_side), STREAM_TILES_T at the width that covers N in one column
-    of tiles (16 columns, else 32); each whole and in every split over K that keeps splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
+    tiles (16 rows, else 64); of a transposed one's few columns (stream_side), STREAM_TILES_T at the width that
+    covers N in one column of tiles (16 columns, else 32); each whole and in every split over K that keeps
+    splits.TMA_SPLIT_MIN_STEPS K steps a slice."""
     if _columns(M, N):
         bn = 16 if N <= 16 else 32
         tiles = [(bm, bn, bk, stages) for bm, bk, stages in STREAM_TILES_T]

@@ -132,7 +132,8 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     (``captured``) in a CUDA graph, for tables and experiments: the path is "tma", "pointer", "gluon" or
     "gluon cluster" (rules.gluon, rules.gluon_as_given; the config launch.gluon_config's),
     with "+staged" when operands are copied first, "+sliced" (an entry's config) when a batch runs an entry at a
-    time and "+transposed" (the config of b.T @ a.T) when a product of few rows runs as its transpose. FP8 products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
+    time and "+transposed" (the config of b.T @ a.T) when a product of few rows runs as its transpose. FP8
+    products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
     of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
     if transposed(a, b, scales, captured) and a.shape[-1] != 0:  # as product runs it: as its transpose
