@@ -102,8 +102,9 @@ def sliced(a, b, bias, activation: str, scales, captured: bool) -> bool:
 
 
 def transposed(a, b, scales, captured: bool) -> bool:
-    """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only."""
-    return not validation.traced(a) and rules.transposed(device.facts(a.device), a, b, scales, captured)
+    """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only;
+    ``captured`` first, so that an eager call's plan reads no device facts for it."""
+    return captured and not validation.traced(a) and rules.transposed(device.facts(a.device), a, b, scales, captured)
 
 
 def new_out(a, b, out_dtype=None) -> torch.Tensor:
