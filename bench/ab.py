@@ -9,12 +9,13 @@ A rule is kept where it helps products it was not fitted on, so it is checked he
 seed not used before. --draw products of sizes uniform in --sizes (every other one's sizes snapped to multiples
 of 8, as most weights and activations are; the rest of any size); then --changed more whose plan the changed
 thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
-thousand, K log-uniform in 256-4096, multiples of 8. Each is NN or x @ W.T (NT), bf16 or fp16, drawn; with
---dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws decode-like products
-instead (draw_rows; the changed ones too), gives each way's share of the read bandwidth (its least bytes over
-its time), and groups the products whose weight rows are 16-byte aligned (K a multiple of 8). --batched draws
-batched products instead, as the sweep draws them (sweep.draw_one: attention's q @ k.T and p @ v over 8-128
-heads, a mixture of experts' 4-16 x @ W.T; sizes of every class), against torch.bmm; the changed ones too.
+thousand, K log-uniform in 256-4096 (--k), multiples of 8 (--unaligned: any sizes). Each is NN or x @ W.T (NT),
+bf16 or fp16, drawn; with --dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws
+decode-like products instead (draw_rows; the changed ones too), gives each way's share of the read bandwidth (its
+least bytes over its time), and groups the products whose weight rows are 16-byte aligned (K a multiple of 8).
+--batched draws batched products instead, as the sweep draws them (sweep.draw_one: attention's q @ k.T and p @ v
+over 8-128 heads, a mixture of experts' 4-16 x @ W.T; sizes of every class), against torch.bmm; the changed ones
+too.
 
 Each product runs three ways, in one process: torch.mm (torch.bmm), tritonmm as shipped, tritonmm under --set
 (thresholds.override); each captured in a CUDA graph over operand copies rotated past the L2 (its output kept
@@ -118,21 +119,22 @@ def _multiple_of_8(x: int, lo: int, hi: int) -> int:
 
 
 def draw_changed(rng: random.Random, n: int, lo: int, hi: int, changes: dict, tries: int = 2000,
-                 dtypes=KINDS["16bit"], rows=None, captured: bool = True, batched: bool = False) -> list:
+                 dtypes=KINDS["16bit"], rows=None, captured: bool = True, batched: bool = False,
+                 k_range=(256, 4096), any_size: bool = False) -> list:
     """n products whose plan (kernel path and config, captured or in an eager call) differs under changes; sizes as
-    the module says, with ``rows`` (LO, HI) decode-like ones as draw_rows draws them, or ``batched`` ones as
-    draw_batched does. Planned with the default configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is
-    tuned to be dropped."""
+    the module says (K log-uniform in ``k_range``; ``any_size``: M, N and K of any size, not multiples of 8), with
+    ``rows`` (LO, HI) decode-like ones as draw_rows draws them, or ``batched`` ones as draw_batched does. Planned
+    with the default configs (TRITONMM_AUTOTUNE unset for the draw): no candidate is tuned to be dropped."""
     shapes, saved = [], os.environ.pop("TRITONMM_AUTOTUNE", None)
     try:
-        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured, batched)
+        _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured, batched, k_range, any_size)
     finally:
         if saved is not None:
             os.environ["TRITONMM_AUTOTUNE"] = saved
     return shapes
 
 
-def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured, batched):
+def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured, batched, k_range, any_size):
     for _ in range(tries):
         if len(shapes) == n:
             break
@@ -143,17 +145,20 @@ def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured
             drawn, dtype = draw_rows(rng, 1, rows, lo, hi, dtypes)[0]
             shape = drawn._replace(kind="changed")
         else:
-            M, N = (_changed_size(rng, lo, hi) for _ in range(2))
-            K = 8 * round(2 ** rng.uniform(8, 12) / 8)
+            M, N = (_changed_size(rng, lo, hi, any_size) for _ in range(2))
+            K = round(math.exp(rng.uniform(*map(math.log, k_range))))
+            K = K if any_size else max(8, 8 * round(K / 8))
             shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(dtypes)
         a, b = sweep.operands(shape, TORCH_DTYPES[dtype])
         if _plan(a, b, {}, dtype, captured) != _plan(a, b, changes, dtype, captured):
             shapes.append((shape, dtype))
 
 
-def _changed_size(rng: random.Random, lo: int, hi: int) -> int:
-    """M or N of a changed product: a multiple of 8 in lo..hi + 1000, at least 8 (--sizes may start below 4)."""
-    return max(8, 8 * round(rng.randint(lo, hi + 1000) / 8))
+def _changed_size(rng: random.Random, lo: int, hi: int, any_size: bool = False) -> int:
+    """M or N of a changed product: in lo..hi + 1000, a multiple of 8 of at least 8 (--sizes may start below 4) unless
+    ``any_size``."""
+    x = rng.randint(lo, hi + 1000)
+    return x if any_size else max(8, 8 * round(x / 8))
 
 
 def _plan(a, b, changes: dict, dtype: str, captured: bool = True) -> str:
@@ -243,16 +248,24 @@ def main(argv=None) -> int:
                         "them (draw_batched), against torch.bmm; --sizes does not apply")
     parser.add_argument("--eager", action="store_true", help="time eager calls, host time included, and change "
                         "products whose eager plan differs (default: CUDA-graph replays, captured plans)")
+    parser.add_argument("--k", default="256-4096", help="LO-HI: the changed products' K, log-uniform (not with "
+                        "--rows or --batched)")
+    parser.add_argument("--unaligned", action="store_true", help="the changed products' M, N and K of any size, "
+                        "not multiples of 8 (not with --rows or --batched)")
     parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
     args = parser.parse_args(argv)
     try:
         changes = parse_set(args.set)
         lo, hi = parse_range(args.sizes, "--sizes", "1000-2500")
         rows_range = parse_range(args.rows, "--rows", "2-64") if args.rows else None
+        k_range = parse_range(args.k, "--k", "32-256")
     except ValueError as e:
         parser.error(str(e))
     if args.batched and rows_range:
         parser.error("--batched and --rows draw different products: give one")
+    if (args.batched or rows_range) and (args.unaligned or args.k != parser.get_default("k")):
+        parser.error("--k and --unaligned shape the changed products of the plain draw: drop them, or --rows and "
+                     "--batched")
     if not torch.cuda.is_available():
         print("bench.ab times products on a CUDA GPU; none is available here", file=sys.stderr)
         return 2
@@ -271,7 +284,8 @@ def main(argv=None) -> int:
         shapes = draw(rng, args.draw, lo, hi, dtypes)
     if args.changed:
         shapes += draw_changed(rng, args.changed, lo, hi, changes, dtypes=dtypes, rows=rows_range,
-                               captured=not args.eager, batched=args.batched)
+                               captured=not args.eager, batched=args.batched, k_range=k_range,
+                               any_size=args.unaligned)
     if rows_range:
         read = read_bandwidth()
         print(f"read bandwidth {read / 1e9:.0f} GB/s (2 GiB summed)")
@@ -292,7 +306,8 @@ def main(argv=None) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:
-            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows,
+            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows, k=args.k,
+                           unaligned=args.unaligned,
                            timed="eager" if args.eager else "graph", rows=rows), f,
                       indent=1, default=str)
     print("\n".join(summary(rows)))

@@ -881,6 +881,24 @@ def test_ab_decode_draw_is_seeded_and_in_range():
             ab.main(["--set", "stream_model=false", "--rows", bad, "--seed", "1"])
 
 
+def test_ab_changed_products_take_k_from_its_range_and_any_size_where_asked(monkeypatch):
+    """bench.ab --k LO-HI --unaligned: the changed products' K log-uniform in the range, multiples of 8 unless
+    --unaligned, whose M, N and K then take any size (here every product changes plan)."""
+    import random
+    from bench import ab, sweep
+    monkeypatch.setattr(sweep, "operands", lambda shape, dtype: (shape, None))
+    monkeypatch.setattr(ab, "_plan", lambda shape, b, changes, dtype, captured: bool(changes))
+    aligned = ab.draw_changed(random.Random(5), 24, 1000, 2500, {"pdl": False}, k_range=(32, 256))
+    assert all(32 <= s.K <= 256 and s.M % 8 == s.N % 8 == s.K % 8 == 0 for s, _ in aligned)
+    assert min(s.K for s, _ in aligned) < 64 and max(s.K for s, _ in aligned) > 128  # spread over the range
+    loose = ab.draw_changed(random.Random(5), 24, 64, 1500, {"pdl": False}, any_size=True)
+    assert all(256 <= s.K <= 4096 and 64 <= min(s.M, s.N) and max(s.M, s.N) <= 2500 for s, _ in loose)
+    assert any(n % 8 for s, _ in loose for n in (s.M, s.N, s.K))
+    for bad in (["--k", "256-32"], ["--k", "32-256", "--batched"], ["--unaligned", "--rows", "2-64"]):
+        with pytest.raises(SystemExit):
+            ab.main(["--set", "pdl=false", *bad, "--seed", "1"])
+
+
 def test_ab_changed_decode_products_are_drawn_as_decode_draws(monkeypatch):
     """bench.ab --rows --changed: products drawn as draw_rows draws them until that many change plan (with --eager,
     an eager call's plan); here a plan that changes from 150 rows in eager calls stands in for the planner."""
