@@ -57,6 +57,30 @@ def test_few_rows_narrow_products_and_c_through_pointers_are_not_paired(h200):
         assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()], (M, N, K)
 
 
+def test_batches_of_short_k_pair_in_place_of_narrower_tiles(h200):
+    """Attention's q @ k.T (head dims of at most pair_batched_max_k) as measured (design.md: batched-short-k-pairs):
+    PAIRED in place of 64x256 tiles, eagerly too, the entries' tiles counted together toward the wave; whole tiles
+    of 128x128 and 128x256 keep their place (pairs won and lost alike against 128x128, lost to 128x256 on large
+    batches), the tuner timing the pair beside them. K past pair_batched_max_k (a mixture of experts' 768), a batch
+    whose tiles fill no wave, and pair_batched_max_k=0: never paired."""
+    for Z, M, K in ((8, 1512, 128), (32, 2704, 128), (8, 3112, 128)):
+        for captured in (True, False):
+            with thresholds.override(pair_batched_max_k=0):
+                unpaired = _plan(M, M, K, captured=captured, Z=Z).heuristic()
+            plan = _plan(M, M, K, captured=captured, Z=Z)
+            assert plan.path == "tma" and config_space.as_list(unpaired)[:2] == [64, 256], (Z, M, K, captured)
+            assert config_space.as_list(plan.heuristic()) == PAIRED, (Z, M, K, captured)
+            assert PAIRED in [config_space.as_list(c) for c in plan.candidates()]
+    for Z, M, K, tile in ((8, 2384, 128, [128, 128]), (16, 2144, 96, [128, 256]), (32, 3752, 80, [128, 256])):
+        plan = _plan(M, M, K, captured=True, Z=Z)
+        assert config_space.as_list(plan.heuristic())[:2] == tile and config_space.per_sm(plan.heuristic()) == 1
+        assert PAIRED in [config_space.as_list(c) for c in plan.candidates()]
+    for Z, M, N, K in ((4, 680, 3072, 768), (8, 1024, 1024, 136), (2, 256, 256, 64)):
+        plan = _plan(M, N, K, captured=True, Z=Z)
+        assert config_space.per_sm(plan.heuristic()) == 1, (Z, M, N, K)
+        assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()], (Z, M, N, K)
+
+
 def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
     need = config_space.smem_bytes(default_config.PAIRED, 2, True)
     for per_sm, paired in ((2 * need, True), (2 * need - 1, False)):
@@ -64,16 +88,23 @@ def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
         assert (config_space.per_sm(_plan(3072, 768, 640, captured=True).heuristic()) == 2) == paired
 
 
-def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch):
-    """On the GPU where there is one (3900x576x296: 31 rows of tiles, the last clipped, and a part K step), else in
-    the interpreter on a stand-in of 2 SMs with the TMA kernel's bars lowered (300x264x200: 9 tiles, 4 programs)."""
+def _tma_device(monkeypatch) -> str:
+    """'cuda' where a Hopper runs the TMA kernel (skipped on another GPU), else 'cpu', the interpreter on a stand-in of
+    2 SMs; the TMA kernel's bars lowered on either, so that the small products below take it."""
     on = "cuda" if torch.cuda.is_available() else "cpu"
     if on == "cuda" and not devices.facts(torch.device(on)).tma:
         pytest.skip("the TMA kernel needs a Hopper")
     if on == "cpu":
         monkeypatch.setattr(devices, "facts", lambda d: H200._replace(num_sms=2))
-        for field in ("tma_min_macs", "few_tiles_per_sm", "tma_min_rows"):
-            monkeypatch.setitem(thresholds.OVERRIDES, field, 0)
+    for field in ("tma_min_macs", "few_tiles_per_sm", "tma_min_rows"):
+        monkeypatch.setitem(thresholds.OVERRIDES, field, 0)
+    return on
+
+
+def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch):
+    """On the GPU where there is one (3900x576x296: 31 rows of tiles, the last clipped, and a part K step), else in
+    the interpreter (300x264x200: 9 tiles, 4 programs)."""
+    on = _tma_device(monkeypatch)
     M, N, K = (3900, 576, 296) if on == "cuda" else (300, 264, 200)
     plan = _plan(M, N, K, captured=True, on=on)
     cfg = plan.heuristic()
@@ -85,6 +116,23 @@ def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch
     plan.run(cfg)
     a, b = plan.given
     assert rel_err(plan.out, a, b) < 1e-2
+
+
+def test_a_paired_batch_runs_right(monkeypatch):
+    """A batch of short K on PAIRED, which paired offers it: on the GPU where there is one (4x(904x712x96), C's rows
+    16-byte aligned, the last row and column of tiles clipped, a part K step), else in the interpreter
+    (2x(300x264x72)); programs walk tiles across the entries. Every entry against float64."""
+    on = _tma_device(monkeypatch)
+    Z, M, N, K = (4, 904, 712, 96) if on == "cuda" else (2, 300, 264, 72)
+    plan = _plan(M, N, K, captured=True, Z=Z, on=on)
+    cfg = default_config.PAIRED  # the default here on the stand-in; on a GPU its default may differ
+    assert plan.path == "tma" and plan.batched and cfg in default_config.paired(plan)
+    [(kernel, grid, args, constants, _)] = plan.steps(cfg)
+    assert constants["NUM_SMS"] == 2 * plan.facts.num_sms and constants["BATCH_C"]
+    plan.run(cfg)
+    a, b = plan.given
+    for z in range(Z):
+        assert rel_err(plan.out[z], a[z], b[z]) < 1e-2, z
 
 
 def test_a_pinned_pair_runs_right_on_either_path(path, device, monkeypatch):

@@ -10,7 +10,7 @@ from .layout import hint
 def for_product(plan) -> triton.Config:
     """The default config of a planned product (product.Product): _unpaired's, or PAIRED in place of a tile of
     fewer than 128 rows or columns or a wave-tail split of tiles of at most pair_max_tail_area elements where PAIRED
-    serves (paired; design.md: short-k-pairs)."""
+    serves (paired; design.md: short-k-pairs, batched-short-k-pairs)."""
     cfg = _unpaired(plan)
     k = cfg.kwargs
     narrower = min(k["BLOCK_M"], k["BLOCK_N"]) < 128 and not config_space.is_gemv(cfg)
@@ -93,13 +93,14 @@ PAIR_MIN_SIDE = 256
 
 
 def paired(plan) -> list:
-    """[PAIRED] where it serves a planned product, else []: 16-bit on the TMA kernel, unbatched, C stored through its
-    descriptor, K at most the device's pair_max_k, M and N at least PAIR_MIN_SIDE, a wave or more of its tiles, kept
-    by prune, and two of its programs within an SM's shared memory."""
-    M, N, K, facts = hint(plan.M), hint(plan.N), hint(plan.K), plan.facts
-    if plan.path != "tma" or plan.batched or not plan.constants["C_DESC"] or K > plan.th.pair_max_k or \
+    """[PAIRED] where it serves a planned product, else []: 16-bit on the TMA kernel, C stored through its descriptor,
+    K at most the device's pair_max_k (a batch's: pair_batched_max_k), M and N at least PAIR_MIN_SIDE, a wave or more
+    of its tiles (a batch's entries' together), kept by prune, and two of its programs within an SM's shared memory."""
+    M, N, K, Z, th, facts = hint(plan.M), hint(plan.N), hint(plan.K), hint(plan.Z), plan.th, plan.facts
+    max_k = th.pair_batched_max_k if plan.batched else th.pair_max_k
+    if plan.path != "tma" or not plan.constants["C_DESC"] or K > max_k or \
             config_space.family(plan.dtype, plan.precision, plan.presplit) != "16bit" or \
-            min(M, N) < PAIR_MIN_SIDE or config_space.cdiv(M, 128) * config_space.cdiv(N, 128) < facts.num_sms:
+            min(M, N) < PAIR_MIN_SIDE or Z * config_space.cdiv(M, 128) * config_space.cdiv(N, 128) < facts.num_sms:
         return []
     need = config_space.smem_bytes(PAIRED, plan.operand_bytes, True, plan.constants["BIAS"] == "matrix",
                                    plan.out.element_size())

@@ -110,6 +110,9 @@ class Thresholds(NamedTuple):
     # of tiles of at most pair_max_tail_area elements: 128x256's ran ahead of it on 15 of 25 (short-k-pairs).
     pair_max_k: int = 768
     pair_max_tail_area: int = 128 * 128
+    # Batches of products (attention's q @ k.T) likewise where K is at most pair_batched_max_k, their entries' tiles
+    # counted together toward the wave (design.md: batched-short-k-pairs); 0: never.
+    pair_batched_max_k: int = 128
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
     copy_small_block: int = 32
