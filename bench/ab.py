@@ -147,7 +147,7 @@ def _draw_changed(rng, n, lo, hi, changes, tries, shapes, dtypes, rows, captured
         else:
             M, N = (_changed_size(rng, lo, hi, any_size) for _ in range(2))
             K = round(math.exp(rng.uniform(*map(math.log, k_range))))
-            K = K if any_size else max(8, 8 * round(K / 8))
+            K = K if any_size else _multiple_of_8(K, *k_range)
             shape, dtype = sweep.Shape(M, N, K, rng.choice(["NN", "NT"]), kind="changed"), rng.choice(dtypes)
         a, b = sweep.operands(shape, TORCH_DTYPES[dtype])
         if _plan(a, b, {}, dtype, captured) != _plan(a, b, changes, dtype, captured):
@@ -248,24 +248,26 @@ def main(argv=None) -> int:
                         "them (draw_batched), against torch.bmm; --sizes does not apply")
     parser.add_argument("--eager", action="store_true", help="time eager calls, host time included, and change "
                         "products whose eager plan differs (default: CUDA-graph replays, captured plans)")
-    parser.add_argument("--k", default="256-4096", help="LO-HI: the changed products' K, log-uniform (not with "
-                        "--rows or --batched)")
+    parser.add_argument("--k", help="LO-HI: the changed products' K, log-uniform (default 256-4096; with --changed, "
+                        "not with --rows or --batched)")
     parser.add_argument("--unaligned", action="store_true", help="the changed products' M, N and K of any size, "
-                        "not multiples of 8 (not with --rows or --batched)")
+                        "not multiples of 8 (with --changed, not with --rows or --batched)")
     parser.add_argument("--out", help="a folder for ab_seed<seed>.json")
     args = parser.parse_args(argv)
     try:
         changes = parse_set(args.set)
         lo, hi = parse_range(args.sizes, "--sizes", "1000-2500")
         rows_range = parse_range(args.rows, "--rows", "2-64") if args.rows else None
-        k_range = parse_range(args.k, "--k", "32-256")
+        k_range = parse_range(args.k or "256-4096", "--k", "32-256")
     except ValueError as e:
         parser.error(str(e))
     if args.batched and rows_range:
         parser.error("--batched and --rows draw different products: give one")
-    if (args.batched or rows_range) and (args.unaligned or args.k != parser.get_default("k")):
-        parser.error("--k and --unaligned shape the changed products of the plain draw: drop them, or --rows and "
-                     "--batched")
+    if (args.k or args.unaligned) and (args.batched or rows_range or not args.changed):
+        parser.error("--k and --unaligned shape the --changed products of the plain draw: give --changed, and drop "
+                     "--rows and --batched, or drop them")
+    if not args.unaligned and _multiple_of_8(k_range[0], *k_range) % 8:
+        parser.error(f"--k {args.k} holds no multiple of 8: widen it, or give --unaligned")
     if not torch.cuda.is_available():
         print("bench.ab times products on a CUDA GPU; none is available here", file=sys.stderr)
         return 2
@@ -306,7 +308,9 @@ def main(argv=None) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, f"ab_seed{args.seed}.json"), "w") as f:
-            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows, k=args.k,
+            plain = not (args.batched or rows_range)
+            json.dump(dict(changes=changes, seed=args.seed, sizes=args.sizes, rows_range=args.rows,
+                           batched=args.batched, k="-".join(map(str, k_range)) if plain else None,
                            unaligned=args.unaligned,
                            timed="eager" if args.eager else "graph", rows=rows), f,
                       indent=1, default=str)

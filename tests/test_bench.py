@@ -893,10 +893,14 @@ def test_ab_changed_products_take_k_from_its_range_and_any_size_where_asked(monk
     assert min(s.K for s, _ in aligned) < 64 and max(s.K for s, _ in aligned) > 128  # spread over the range
     loose = ab.draw_changed(random.Random(5), 24, 64, 1500, {"pdl": False}, any_size=True)
     assert all(256 <= s.K <= 4096 and 64 <= min(s.M, s.N) and max(s.M, s.N) <= 2500 for s, _ in loose)
-    assert any(n % 8 for s, _ in loose for n in (s.M, s.N, s.K))
-    for bad in (["--k", "256-32"], ["--k", "32-256", "--batched"], ["--unaligned", "--rows", "2-64"]):
+    assert any(s.K % 8 for s, _ in loose) and any(n % 8 for s, _ in loose for n in (s.M, s.N))
+    assert all(s.K % 8 == 0 and 250 <= s.K <= 260 for s, _ in  # inside a narrow range too
+               ab.draw_changed(random.Random(5), 6, 1000, 2500, {"pdl": False}, k_range=(250, 260)))
+    for bad in (["--k", "256-32"], ["--k", "32-256", "--batched"], ["--unaligned", "--rows", "2-64"],
+                ["--k", "256-4096", "--batched"], ["--k", "1-4"], ["--unaligned"]):
+        changed = [] if bad == ["--unaligned"] else ["--changed", "4"]
         with pytest.raises(SystemExit):
-            ab.main(["--set", "pdl=false", *bad, "--seed", "1"])
+            ab.main(["--set", "pdl=false", *bad, *changed, "--seed", "1"])
 
 
 def test_ab_changed_decode_products_are_drawn_as_decode_draws(monkeypatch):

@@ -58,12 +58,12 @@ def test_few_rows_narrow_products_and_c_through_pointers_are_not_paired(h200):
 
 
 def test_batches_of_short_k_pair_in_place_of_narrower_tiles(h200):
-    """Attention's q @ k.T (head dims of at most pair_batched_max_k) as measured (design.md: batched-short-k-pairs):
-    PAIRED in place of 64x256 tiles, eagerly too, the entries' tiles counted together toward the wave; whole tiles
-    of 128x128 and 128x256 keep their place (pairs won and lost alike against 128x128, lost to 128x256 on large
-    batches), the tuner timing the pair beside them. K past pair_batched_max_k (a mixture of experts' 768), a batch
-    whose tiles fill no wave, and pair_batched_max_k=0: never paired."""
-    for Z, M, K in ((8, 1512, 128), (32, 2704, 128), (8, 3112, 128)):
+    """Attention's q @ k.T (head dims of at most pair_batched_max_k; design.md: batched-short-k-pairs): PAIRED in
+    place of 64x256 and 128x64 tiles (batches of the fresh draw that kept the rule), eagerly too; whole tiles of
+    128x128 and 128x256 keep their place (pairs won and lost alike against 128x128, lost to 128x256 on large
+    batches), the tuner timing the pair beside them. K past pair_batched_max_k (a mixture of experts' 768) and
+    pair_batched_max_k=0: never paired."""
+    for Z, M, K in ((8, 3888, 96), (16, 2320, 96), (32, 2704, 128)):
         for captured in (True, False):
             with thresholds.override(pair_batched_max_k=0):
                 unpaired = _plan(M, M, K, captured=captured, Z=Z).heuristic()
@@ -75,10 +75,20 @@ def test_batches_of_short_k_pair_in_place_of_narrower_tiles(h200):
         plan = _plan(M, M, K, captured=True, Z=Z)
         assert config_space.as_list(plan.heuristic())[:2] == tile and config_space.per_sm(plan.heuristic()) == 1
         assert PAIRED in [config_space.as_list(c) for c in plan.candidates()]
-    for Z, M, N, K in ((4, 680, 3072, 768), (8, 1024, 1024, 136), (2, 256, 256, 64)):
-        plan = _plan(M, N, K, captured=True, Z=Z)
-        assert config_space.per_sm(plan.heuristic()) == 1, (Z, M, N, K)
-        assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()], (Z, M, N, K)
+    plan = _plan(680, 3072, 768, captured=True, Z=4)
+    assert plan.path == "tma" and config_space.per_sm(plan.heuristic()) == 1
+    assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()]
+
+
+def test_a_batch_counts_its_entries_tiles_toward_the_wave(h200):
+    """4x(768x768x128): 36 tiles of 128x128 an entry, 144 in all, a wave of the stand-in's 132 SMs: paired in place
+    of its 128x64 default. 2x(1024x1024x128) and 8x(512x512x128): 128 tiles in all, short of a wave, keep 64x256."""
+    plan = _plan(768, 768, 128, captured=True, Z=4)
+    assert plan.path == "tma" and config_space.as_list(plan.heuristic()) == PAIRED
+    for Z, M in ((2, 1024), (8, 512)):
+        plan = _plan(M, M, 128, captured=True, Z=Z)
+        assert plan.path == "tma" and config_space.as_list(plan.heuristic())[:2] == [64, 256], (Z, M)
+        assert PAIRED not in [config_space.as_list(c) for c in plan.candidates()], (Z, M)
 
 
 def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
@@ -89,15 +99,15 @@ def test_pairs_only_where_two_programs_fit_an_sms_shared_memory(monkeypatch):
 
 
 def _tma_device(monkeypatch) -> str:
-    """'cuda' where a Hopper runs the TMA kernel (skipped on another GPU), else 'cpu', the interpreter on a stand-in of
-    2 SMs; the TMA kernel's bars lowered on either, so that the small products below take it."""
+    """'cuda' where a Hopper runs the TMA kernel (skipped on another GPU), its thresholds as shipped; else 'cpu', the
+    interpreter on a stand-in of 2 SMs with the TMA kernel's bars lowered, so that the small products below take it."""
     on = "cuda" if torch.cuda.is_available() else "cpu"
     if on == "cuda" and not devices.facts(torch.device(on)).tma:
         pytest.skip("the TMA kernel needs a Hopper")
     if on == "cpu":
         monkeypatch.setattr(devices, "facts", lambda d: H200._replace(num_sms=2))
-    for field in ("tma_min_macs", "few_tiles_per_sm", "tma_min_rows"):
-        monkeypatch.setitem(thresholds.OVERRIDES, field, 0)
+        for field in ("tma_min_macs", "few_tiles_per_sm", "tma_min_rows"):
+            monkeypatch.setitem(thresholds.OVERRIDES, field, 0)
     return on
 
 
@@ -119,11 +129,11 @@ def test_a_paired_default_launches_two_programs_an_sm_and_runs_right(monkeypatch
 
 
 def test_a_paired_batch_runs_right(monkeypatch):
-    """A batch of short K on PAIRED, which paired offers it: on the GPU where there is one (4x(904x712x96), C's rows
+    """A batch of short K on PAIRED, which paired offers it: on the GPU where there is one (4x(1032x712x96), C's rows
     16-byte aligned, the last row and column of tiles clipped, a part K step), else in the interpreter
     (2x(300x264x72)); programs walk tiles across the entries. Every entry against float64."""
     on = _tma_device(monkeypatch)
-    Z, M, N, K = (4, 904, 712, 96) if on == "cuda" else (2, 300, 264, 72)
+    Z, M, N, K = (4, 1032, 712, 96) if on == "cuda" else (2, 300, 264, 72)
     plan = _plan(M, N, K, captured=True, Z=Z, on=on)
     cfg = default_config.PAIRED  # the default here on the stand-in; on a GPU its default may differ
     assert plan.path == "tma" and plan.batched and cfg in default_config.paired(plan)
