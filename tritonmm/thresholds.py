@@ -105,9 +105,9 @@ class Thresholds(NamedTuple):
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
     # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
     one_wave_split: bool = True
-    # 16-bit products of K at most this, with a wave or more of 128x128 tiles, take default_config.PAIRED on the TMA
-    # kernel: two persistent programs an SM (design.md: short-k-pairs); 0: never. In place of wave-tail splits only
-    # of tiles of at most pair_max_tail_area elements: 128x256's ran ahead of it on 15 of 25 (short-k-pairs).
+    # Unbatched 16-bit products of K at most this, with a wave or more of 128x128 tiles, take default_config.PAIRED on
+    # the TMA kernel: two persistent programs an SM (design.md: short-k-pairs); 0: never. In place of wave-tail splits
+    # only of tiles of at most pair_max_tail_area elements: 128x256's ran ahead of it on 15 of 25 (short-k-pairs).
     pair_max_k: int = 768
     pair_max_tail_area: int = 128 * 128
     # Batches of products (attention's q @ k.T) likewise where K is at most pair_batched_max_k, their entries' tiles
