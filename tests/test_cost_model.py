@@ -398,6 +398,30 @@ def test_transposed_stream_runs_right_against_float64(M, N, K, layout, epilogue,
     assert rel_err(out, ref) < 1e-2, config_space.as_list(cfg)
 
 
+def test_a_tuned_first_eager_call_tunes_the_plan_a_graph_runs(stand_in_h200, monkeypatch):
+    """With tuning on, the first eager call of a product a CUDA graph runs otherwise tunes that plan too, where capture
+    can time nothing: a few-row product's transpose (design.md: stream-transpose), else the captured plan (here the
+    TMA kernel, where the eager call takes the pointer kernel); a product whose plan is the same both ways, once."""
+    from bench.common import rel_err
+    from tritonmm import planner, tuning
+    asked = []
+    monkeypatch.setattr(tuning, "tune", lambda plan, progress=None: (plan.heuristic(), {}))
+    monkeypatch.setattr(tuning, "_memory", {})
+    choose = tuning.choose_config
+    monkeypatch.setattr(tuning, "choose_config", lambda plan: asked.append((plan.captured, plan.transposed)) or
+                        choose(plan))
+    monkeypatch.setenv("TRITONMM_AUTOTUNE", "1")
+    for (M, N, K), plans in (((16, 256, 72), [(True, True), (False, False)]),  # as its transpose in a graph
+                             ((40, 6144, 1024), [(True, False), (False, False)]),  # the stream model's TMA in a graph
+                             ((1, 96, 40), [(False, False)])):  # one row: the one-row kernel both ways
+        asked.clear()
+        a, w = torch.randn(M, K).bfloat16(), torch.randn(N, K).bfloat16()
+        assert planner.transposed(a, w.T, (None, None), True) == plans[0][1]
+        out = planner.product(a, w.T, precision="native")
+        assert asked == plans, (M, N, K)
+        assert rel_err(out, a.double() @ w.T.double()) < 1e-2
+
+
 def test_only_few_row_products_run_transposed(stand_in_h200):
     """The transposed class is a few-row product's transpose alone: a caller's product of few columns (a router's or
     LoRA's 4096x16), one of a single column (x @ w.T, w of one row), float32, batched or eager products keep their

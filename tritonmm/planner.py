@@ -48,7 +48,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
         if config is None and transposed(a, b, scales, launch.capturing(a)):  # design.md: stream-transpose
-            plan = _transposed_plan(a, b, out, precision, bias, activation, scales, True)
+            plan = _transposed_plan(a, b, out, precision, bias, activation, scales)
             plan.run(tuning.choose_config(plan))  # in a graph's capture: nothing to cache for relaunch
             return out
         schedule = as_given_gluon(a, b, out, bias, activation, scales, launch.capturing(a)) if config is None else None
@@ -56,11 +56,13 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         if schedule is not None:
             return _gluon(key, (a, b), a, b, out, schedule, None)
         plan = Product(a, b, out, precision, bias, activation, scales, served=served)
-        if config is None and plan.can_benchmark and tuning.enabled() and \
-                (plan.differs_when_captured or transposed(a, b, scales, True)):
-            # Captured, this product will run otherwise (the TMA kernel, or staged operands), where nothing
-            # can be tuned: tuned now.
-            tuning.choose_config(_captured_plan(a, b, out, precision, bias, activation, scales))
+        if config is None and plan.can_benchmark and tuning.enabled():
+            swapped = transposed(a, b, scales, True)
+            if swapped or plan.differs_when_captured:
+                # Captured, this product will run otherwise (as its transpose, on the TMA kernel, or on staged
+                # operands), where nothing can be tuned: tuned now.
+                tuning.choose_config(_transposed_plan(a, b, out, precision, bias, activation, scales) if swapped
+                                     else Product(a, b, out, precision, bias, activation, scales, captured=True))
         schedule = gluon_schedule(plan) if config is None else None
         if schedule is not None:  # design.md: gluon-gemm, gluon-wide
             return _gluon(key, (a, b), plan.a, plan.b, out, schedule, plan)
@@ -72,17 +74,11 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     return out
 
 
-def _captured_plan(a, b, out, precision: str, bias, activation: str, scales) -> Product:
-    """The plan product makes of a @ b in a CUDA graph: its transpose's where it runs as one (transposed)."""
-    if transposed(a, b, scales, True):
-        return _transposed_plan(a, b, out, precision, bias, activation, scales, True)
-    return Product(a, b, out, precision, bias, activation, scales, captured=True)
-
-
-def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, captured: bool) -> Product:
-    """The plan of a @ b run as its transpose, b.T @ a.T into out.T, the bias broadcast over out and transposed."""
+def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales) -> Product:
+    """The plan of a @ b run as its transpose, b.T @ a.T into out.T, the bias broadcast over out and transposed: a
+    CUDA graph's (transposed holds only there)."""
     bias = None if bias is None else bias.expand(out.shape).mT
-    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=captured, transposed=True)
+    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=True, transposed=True)
 
 
 def _gluon(key, given, a, b, out, schedule: str, plan):
@@ -139,7 +135,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
     if transposed(a, b, scales, captured) and a.shape[-1] != 0:  # as product runs it: as its transpose
         with device.on_device(a.device):
-            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales, captured)
+            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales)
             return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "") + "+transposed"
     if sliced(a, b, bias, activation, scales, captured):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)
