@@ -57,9 +57,14 @@ def _unpaired(plan) -> triton.Config:
                 plan.out.element_size())
         if modeled is not None:
             return modeled
+    # One column tile on the pointer kernel where cp.async pipelines A's reads (4 bytes or more; 2-byte reads stall
+    # it and ran faster on two 64-wide tiles): 16-bit real tensors, as measured (design.md: one-column-tile).
+    one_column = plan.th.one_column_fill if plan.path == "pointer" and not plan.traced and family == "16bit" and \
+        layout.read_width(plan.a) >= plan.th.async_copy_min_bytes else float("inf")
     cfg = heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
                     facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
-                    plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow)
+                    plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow,
+                    one_column)
     if floor and config_space.split_k(cfg) > 1:
         whole = config_space.variant(cfg, SPLIT_K=1)
         if cost_model.within(whole, floor(2), facts.arch, plan.path, M, N, K, Z, facts.num_sms, facts.hbm_bytes_per_s,
@@ -114,7 +119,8 @@ FEW_ROWS_FILL = 0.5
 
 
 def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, matrix_bias=False,
-              can_split=False, out_bytes=None, split_operands=False, narrow=(False, False)) -> triton.Config:
+              can_split=False, out_bytes=None, split_operands=False, narrow=(False, False),
+              one_column_fill=float("inf")) -> triton.Config:
     """The default config of a product of M x N x K on a device of num_sms SMs and smem_limit bytes of shared
     memory a block, where cost_model.py does not rank them: among the family's configs that fit, the largest
     tile that still gives every SM a tile (on the pointer kernel, at most POINTER_MAX_TILE elements; on the TMA
@@ -123,7 +129,9 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     only, take the narrow tile where it reaches that share whole, on the pointer kernel the TMA-only tile, and tiles
     past POINTER_MAX_TILE where they fit in one wave, and split K only below that share (design.md:
     few-row-default). ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a time;
-    where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles)."""
+    where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles). On the pointer
+    kernel, tiles as wide as N where theirs reach ``one_column_fill`` of the tiles wanted (design.md:
+    one-column-tile; infinite: never)."""
     family = config_space.family(dtype, precision, split_operands)
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
     few = family == "16bit" and 1 < M < cost_model.MIN_ROWS  # as measured: bf16 and fp16 draws of 2-127 rows
@@ -156,6 +164,13 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
 
     def score(c):
         return (min(tiles(c), wanted), c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_warps)
+
+    # On the pointer kernel each column tile reads all of A's rows it covers: where one column tile holds every
+    # column and its tiles reach one_column_fill of those wanted, two would read A twice for fuller waves
+    # (design.md: one-column-tile).
+    whole = [c for c in kept if c.kwargs["BLOCK_N"] >= N]
+    if not tma and whole and max(min(tiles(c), wanted) for c in whole) >= one_column_fill * wanted:
+        kept = whole
 
     best = max(kept, key=score)
     split = splits.split_of(best, M, N, K, num_sms) if can_split and tiles(best) < wanted else 1
