@@ -123,30 +123,34 @@ def test_narrow_reads_get_64_row_tiles(K, N, block_n):
     assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-2
 
 
-@pytest.mark.parametrize("Z,M,N,wide", [(8, 910, 80, True), (16, 388, 96, True), (8, 625, 96, False),
-                                         (16, 214, 80, False), (8, 90, 80, False), (128, 174, 64, None)])
+@pytest.mark.parametrize("Z,M,N,wide", [(8, 910, 80, True), (16, 388, 96, True), (16, 355, 128, False),
+                                         (16, 214, 80, False), (8, 90, 80, False), (128, 174, 64, None),
+                                         (0, 6400, 128, False)])
 def test_pointer_default_takes_one_column_tile_where_it_fills_three_quarters(Z, M, N, wide, monkeypatch):
     """Attention's p @ v over an odd sequence length (A's rows 2, 4 or 8 bytes aligned: the pointer kernel, 64-row
     tiles): where one 128-wide column tile holds the head dim's N columns, A's reads are 4 bytes or more (cp.async)
     and its tiles reach 3/4 of a batch entry's share of the SMs, the default takes it, not two 64-wide ones that
     read A twice (design.md: one-column-tile; measured 8x(910x80x910) 20.7 against 12.2 us). Not on 2-byte reads
-    (8x(625x96x625)), nor at half the share (16x(214x80x214): 4 tiles of 8), nor below (8x(90x80x90)); where N fits
-    64 columns the rule changes nothing. Off (infinite): the fuller waves of 64-wide tiles."""
+    (16x(355x128x355): 6 tiles of 8), nor at half the share (16x(214x80x214): 4 of 8), nor below (8x(90x80x90)), nor
+    unbatched (6400x128 on 4-byte rows: unmeasured); where N fits 64 columns the rule changes nothing. Off
+    (infinite): the fuller waves of 64-wide tiles."""
     monkeypatch.setattr(device, "facts", lambda d: H200)
     for field in ("tma_min_macs", "stage_min_macs_per_byte", "pointer_stage_max_load_bytes"):
         monkeypatch.setitem(thresholds.OVERRIDES, field, float("inf") if field != "pointer_stage_max_load_bytes" else 0)
-    a, b = torch.randn(Z, M, M).bfloat16(), torch.randn(Z, M, N).bfloat16()
-    out = torch.empty(Z, M, N, dtype=torch.bfloat16)
+    K = M if Z else 1026  # p @ v's K is its sequence length; the unbatched product's rows 2052 bytes apart
+    batch = (Z,) if Z else ()
+    a, b = torch.randn(*batch, M, K).bfloat16(), torch.randn(*batch, K, N).bfloat16()
+    out = torch.empty(*batch, M, N, dtype=torch.bfloat16)
     plan = Product(a, b, out, resolve_precision(torch.bfloat16, None), captured=True)
-    assert plan.path == "pointer" and not plan.staged and plan.loads == f"@{2 * M & -2 * M}.16"  # A's alignment
-    on = plan.heuristic().kwargs
+    assert plan.path == "pointer" and not plan.staged and plan.loads == f"@{2 * K & -2 * K}.16"  # A's alignment
+    kept = plan.heuristic().kwargs
     monkeypatch.setitem(thresholds.OVERRIDES, "one_column_fill", float("inf"))
     off = Product(a, b, out, resolve_precision(torch.bfloat16, None), captured=True).heuristic().kwargs
-    assert on["BLOCK_M"] == off["BLOCK_M"] == 64  # narrow-read-tiles
+    assert kept["BLOCK_M"] == off["BLOCK_M"] == 64  # narrow-read-tiles
     if wide is None:
-        assert on == off and on["BLOCK_N"] == 64
+        assert kept == off and kept["BLOCK_N"] == 64
     else:
-        assert (on["BLOCK_N"], off["BLOCK_N"]) == ((128, 64) if wide else (64, 64))
+        assert (kept["BLOCK_N"], off["BLOCK_N"]) == ((128, 64) if wide else (64, 64))
 
 
 def test_rates_are_the_fit_of_their_measurement():

@@ -31,8 +31,8 @@ def _unpaired(plan) -> triton.Config:
     if one is not None:
         return one
     # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
-    narrow = (False, False) if plan.path == "tma" or plan.traced else \
-        tuple(layout.read_width(t) < 16 and t.element_size() == 2 for t in (plan.a, plan.b))
+    widths = (16, 16) if plan.path == "tma" or plan.traced else tuple(map(layout.read_width, (plan.a, plan.b)))
+    narrow = tuple(w < 16 and t.element_size() == 2 for w, t in zip(widths, (plan.a, plan.b)))
     family = config_space.family(plan.dtype, plan.precision, plan.presplit)
     M, N, K, Z = hint(plan.M), hint(plan.N), hint(plan.K), hint(plan.Z)
     if plan.th.stream_model and cost_model.streams(facts.arch, family, M, N, Z, facts.num_sms, plan.path,
@@ -57,10 +57,11 @@ def _unpaired(plan) -> triton.Config:
                 plan.out.element_size())
         if modeled is not None:
             return modeled
-    # One column tile on the pointer kernel where cp.async pipelines A's reads (4 bytes or more; 2-byte reads stall
-    # it and ran faster on two 64-wide tiles): 16-bit real tensors, as measured (design.md: one-column-tile).
-    one_column = plan.th.one_column_fill if plan.path == "pointer" and not plan.traced and family == "16bit" and \
-        layout.read_width(plan.a) >= plan.th.async_copy_min_bytes else float("inf")
+    # One column tile for batches on the pointer kernel whose A it reads narrowly but through cp.async (4-8 bytes at
+    # a time; 2-byte reads stall it and ran faster on two 64-wide tiles), N within one such tile: 16-bit batches, as
+    # measured (design.md: one-column-tile). Batches: a rule-chosen tile below the SMs wanted is never split over K.
+    one_column = plan.th.one_column_fill if plan.batched and narrow[0] and family == "16bit" and \
+        widths[0] >= plan.th.async_copy_min_bytes and N <= ONE_COLUMN_MAX_N else float("inf")
     cfg = heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
                     facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
                     plan.can_split and plan.path == "pointer", plan.out.element_size(), plan.presplit, narrow,
@@ -112,6 +113,11 @@ def paired(plan) -> list:
     return plan.prune([PAIRED])[0] if 2 * need <= facts.smem_per_sm else []
 
 
+# The widest N one-column-tile gives one column tile: the pointer kernel's 64x128 tiles, as measured (design.md:
+# one-column-tile).
+ONE_COLUMN_MAX_N = 128
+
+
 # 16-bit products of fewer rows than the cost model ranks (cost_model.MIN_ROWS) stream their weight: tiles
 # that reach this share of the SMs already keep HBM busy, and the largest such tile beats more, smaller ones
 # and split-K's second pass (design.md: few-row-default).
@@ -130,8 +136,8 @@ def heuristic(M, N, K, dtype, precision, num_sms, elem_bytes, smem_limit, tma, m
     past POINTER_MAX_TILE where they fit in one wave, and split K only below that share (design.md:
     few-row-default). ``narrow``: whether the pointer kernel reads A's, B's rows less than 16 bytes at a time;
     where A's are, 64-row tiles, and 64 columns where B's are too (design.md: narrow-read-tiles). On the pointer
-    kernel, tiles as wide as N where theirs reach ``one_column_fill`` of the tiles wanted (design.md:
-    one-column-tile; infinite: never)."""
+    kernel, tiles as wide as N where theirs reach ``one_column_fill`` of the tiles wanted (_unpaired says for which
+    products; design.md: one-column-tile; infinite: never)."""
     family = config_space.family(dtype, precision, split_operands)
     space_ = [c for c in config_space.configs(dtype, precision, split_operands) if not config_space.tuned_tma_only(c)]
     few = family == "16bit" and 1 < M < cost_model.MIN_ROWS  # as measured: bf16 and fp16 draws of 2-127 rows

@@ -113,9 +113,9 @@ class Thresholds(NamedTuple):
     # Batches of products (attention's q @ k.T) likewise where K is at most pair_batched_max_k, their entries' tiles
     # counted together toward the wave (design.md: batched-short-k-pairs); 0: never.
     pair_batched_max_k: int = 128
-    # The pointer kernel's 16-bit default takes tiles as wide as N (one column tile, A read once) where it reads A
-    # async_copy_min_bytes or more at a time and their tiles reach this share of the tiles the SMs want
-    # (default_config.heuristic; design.md: one-column-tile); infinite: never.
+    # A 16-bit batch's default on the pointer kernel takes tiles as wide as N (one column tile, A read once) where it
+    # reads A narrowly but async_copy_min_bytes or more at a time and their tiles reach this share of the tiles an
+    # entry's share of the SMs wants (default_config._unpaired, heuristic; design.md: one-column-tile); infinite: never.
     one_column_fill: float = 0.75
     # copy_kernel's tiles (design.md: copy-tiles).
     copy_block: int = 64
