@@ -135,8 +135,10 @@ def test_pointer_default_takes_one_column_tile_where_it_fills_three_quarters(Z, 
     unbatched (6400x128 on 4-byte rows: unmeasured); where N fits 64 columns the rule changes nothing. Off
     (infinite): the fuller waves of 64-wide tiles."""
     monkeypatch.setattr(device, "facts", lambda d: H200)
-    for field in ("tma_min_macs", "stage_min_macs_per_byte", "pointer_stage_max_load_bytes"):
-        monkeypatch.setitem(thresholds.OVERRIDES, field, float("inf") if field != "pointer_stage_max_load_bytes" else 0)
+    # the pointer kernel on the caller's operands: no TMA, no staging for it or for the pointer kernel
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
+    monkeypatch.setitem(thresholds.OVERRIDES, "pointer_stage_max_load_bytes", 0)
     K = M if Z else 1026  # p @ v's K is its sequence length; the unbatched product's rows 2052 bytes apart
     batch = (Z,) if Z else ()
     a, b = torch.randn(*batch, M, K).bfloat16(), torch.randn(*batch, K, N).bfloat16()

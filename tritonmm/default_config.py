@@ -57,10 +57,11 @@ def _unpaired(plan) -> triton.Config:
                 plan.out.element_size())
         if modeled is not None:
             return modeled
-    # One column tile for batches on the pointer kernel whose A it reads narrowly but through cp.async (4-8 bytes at
-    # a time; 2-byte reads stall it and ran faster on two 64-wide tiles), N within one such tile: 16-bit batches, as
-    # measured (design.md: one-column-tile). Batches: a rule-chosen tile below the SMs wanted is never split over K.
-    one_column = plan.th.one_column_fill if plan.batched and narrow[0] and family == "16bit" and \
+    # One column tile for batches on the pointer kernel whose A it reads narrowly (narrow: 16-bit operands only) but
+    # through cp.async (4-8 bytes at a time; 2-byte reads stall it and ran faster on two 64-wide tiles), N within one
+    # such tile, as measured (design.md: one-column-tile). Batches: a rule-chosen tile below the SMs wanted is never
+    # split over K.
+    one_column = plan.th.one_column_fill if plan.batched and narrow[0] and \
         widths[0] >= plan.th.async_copy_min_bytes and N <= ONE_COLUMN_MAX_N else float("inf")
     cfg = heuristic(M, N, K, plan.dtype, plan.precision, max(1, facts.num_sms // Z), plan.operand_bytes,
                     facts.smem_bytes, plan.path == "tma", plan.constants["BIAS"] == "matrix",
