@@ -642,6 +642,24 @@ def test_graph_only_plans_key_apart(device, monkeypatch):
     assert product(*narrow, False).staged and not product(*narrow, True).graph_only
 
 
+def test_batches_key_apart_by_their_entries(device):
+    """A batch's tuning keys hold its entry count (config_space.batch_bucket): the defaults' rules read it (a batch's
+    tiles fill the SMs or not), so a config tuned over 128 entries is not one for 8, nor one of a single product of
+    the entries' shape (the pointer kernel's key spelled a batch's layout as an unbatched one's). Counts in one
+    bucket share."""
+    bf = torch.bfloat16
+
+    def plan(Z):
+        a, b = (torch.randn(Z, 48, 40, device=device).to(bf), torch.randn(Z, 40, 56, device=device).to(bf))
+        return Product(a, b, torch.full((Z, 48, 56), float("nan"), dtype=bf, device=device), "native")
+    few, many, near = plan(8), plan(128), plan(100)
+    one = Product(*operands(48, 56, 40, bf, "NN", device), torch.empty(48, 56, dtype=bf, device=device), "native")
+    assert one.path == few.path == "pointer" and one.tuning_key != few.tuning_key  # nor with its entries unbatched
+    assert few.tuning_key != many.tuning_key and few.cache_key() != many.cache_key()
+    assert near.tuning_key == many.tuning_key and near.cache_key() == many.cache_key()
+    assert [config_space.batch_bucket(z) for z in (1, 2, 3, 5, 8, 9, 100)] == [1, 2, 3, 6, 8, 12, 128]
+
+
 @pytest.mark.gpu
 def test_gpu_graph_only_tma_plan(monkeypatch):
     """A product under the eager TMA bar and above the captured one runs on the TMA kernel only inside

@@ -206,6 +206,14 @@ def tuning_bucket(n: int) -> int:
     return p * 3 // 4 if p >= 32 and n <= p * 3 // 4 else p
 
 
+def batch_bucket(Z: int) -> int:
+    """A batch's entry count as tuning keys hold it: the next of 2**k and 3 * 2**(k-1), from 1 (a batch's tiles,
+    Z entries' worth, fill the SMs or not: the defaults' rules (default_config.paired, heuristic's share of the SMs)
+    read Z, and 8 entries share no more with 128 than 3072^3 with 4096^3)."""
+    p = 1 << max(0, (Z - 1).bit_length())
+    return p * 3 // 4 if p >= 4 and Z <= p * 3 // 4 else p
+
+
 def tuning_shape(M: int, N: int, K: int) -> tuple:
     """A product's shape as tuning keys hold it: each dimension's tuning_bucket (M = 1 apart: one row
     tunes to the one-row kernel, which would run 16 rows 16 times over), and whether K leaves a
