@@ -4,9 +4,11 @@ One JSON file, ``$TRITONMM_CACHE_DIR/tuning.json`` (default: ``$XDG_CACHE_HOME/t
 else ``~/.cache/tritonmm``). An entry's key names everything the best config depends on:
 the GPU, the Triton version, dtype, precision, kernel path, operand layout with the pointer kernel's
 read widths (``@A.B`` where narrower than 16 bytes), ``+c`` where the TMA kernel stores C through pointers,
-``+t`` where the tuner times the tall tile, ``~graph`` for a plan only CUDA graphs run, and the
-fused epilogue (bias kind and activation), and the shape bucket (each dimension rounded up to the next of
-2**k and 1.5 * 2**k, so nearby shapes share a tune).
+``+t`` where the tuner times the tall tile, ``~graph`` for a plan only CUDA graphs run, a batch's entry count
+(``z`` and its bucket: config_space.batch_bucket), the fused epilogue (bias kind and activation), and the shape
+bucket (each dimension rounded up to the next of 2**k and 1.5 * 2**k, so nearby shapes share a tune). A cache
+written before batches' keys held their entry count keys a batch on the pointer kernel as the single product of
+its entries' shape: ``python -m tritonmm.tune --clear`` empties it.
 
 Triton's own autotuning cache (``cache_results=True``) is keyed by the exact shape and
 the kernel's source hash and stores no GPU name, so it cannot share configs across

@@ -207,9 +207,9 @@ def tuning_bucket(n: int) -> int:
 
 
 def batch_bucket(Z: int) -> int:
-    """A batch's entry count as tuning keys hold it: the next of 2**k and 3 * 2**(k-1), from 1 (a batch's tiles,
-    Z entries' worth, fill the SMs or not: the defaults' rules (default_config.paired, heuristic's share of the SMs)
-    read Z, and 8 entries share no more with 128 than 3072^3 with 4096^3)."""
+    """A batch's entry count as tuning keys hold it: the next of 2**k and 3 * 2**(k-1), from 1, as tuning_bucket's
+    steps (design.md: tuning-buckets). A batch's tiles, Z entries' worth, fill the SMs or not, and the defaults'
+    rules read Z (default_config.paired, heuristic's share of the SMs an entry)."""
     p = 1 << max(0, (Z - 1).bit_length())
     return p * 3 // 4 if p >= 4 and Z <= p * 3 // 4 else p
 

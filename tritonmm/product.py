@@ -360,13 +360,11 @@ class Product:
     @property
     def _key_layout(self) -> str:
         """The operands' layout as keys spell it: a batch's entries (config_space.batch_bucket), the pointer kernel's
-        read widths (loads), '+c' where the TMA kernel stores C through pointers (C_DESC), '+t' where the tuner
-        times the tall tile, and '~graph' for a plan only CUDA graphs run (graph_only): tuned for graph replay alone
-        (tuning.rank), it keys apart from eager products of the same path and layout, which pay each launch's host
-        time."""
-        entries = f"z{config_space.batch_bucket(hint(self.Z))}" if self.batched else ""
-        return self.layout + entries + self.loads + ("" if self.constants.get("C_DESC", True) else "+c") + \
-            ("+t" if self._tall_offered else "") + ("~graph" if self.graph_only else "")
+        read widths (loads), '+c' where the TMA kernel stores C through pointers (C_DESC), '+t' where the tuner times
+        the tall tile, '~graph' for a plan only CUDA graphs run (graph_only: tuned for replay alone, tuning.rank)."""
+        return self.layout + (f"z{config_space.batch_bucket(hint(self.Z))}" if self.batched else "") + self.loads + \
+            ("" if self.constants.get("C_DESC", True) else "+c") + ("+t" if self._tall_offered else "") + \
+            ("~graph" if self.graph_only else "")
 
     @property
     def _tall_offered(self) -> bool:
