@@ -198,20 +198,19 @@ def bucket(n: int) -> int:
     return 1 << max(4, (n - 1).bit_length())
 
 
-def tuning_bucket(n: int) -> int:
+def tuning_bucket(n: int, least: int = 16) -> int:
     """Shape bucket of one dimension in tuning keys: the next of 2**k and 3 * 2**(k-1), at least
-    16. Shapes in one bucket share a tuned config; whole octaves mixed 3072^3's config into 4096^3
-    (design.md: tuning-buckets)."""
-    p = bucket(n)
-    return p * 3 // 4 if p >= 32 and n <= p * 3 // 4 else p
+    ``least`` (a power of two). Shapes in one bucket share a tuned config; whole octaves mixed 3072^3's
+    config into 4096^3 (design.md: tuning-buckets)."""
+    p = max(least, 1 << max(0, (n - 1).bit_length()))
+    return p * 3 // 4 if p >= 2 * least and n <= p * 3 // 4 else p
 
 
 def batch_bucket(Z: int) -> int:
-    """A batch's entry count as tuning keys hold it: the next of 2**k and 3 * 2**(k-1), from 1, as tuning_bucket's
-    steps (design.md: tuning-buckets). A batch's tiles, Z entries' worth, fill the SMs or not, and the defaults'
-    rules read Z (default_config.paired, heuristic's share of the SMs an entry)."""
-    p = 1 << max(0, (Z - 1).bit_length())
-    return p * 3 // 4 if p >= 4 and Z <= p * 3 // 4 else p
+    """A batch's entry count as tuning keys hold it: tuning_bucket's steps from 1. A batch's tiles, Z entries'
+    worth, fill the SMs or not, and the defaults' rules read Z (default_config.paired, heuristic's share of the
+    SMs an entry)."""
+    return tuning_bucket(Z, least=1)
 
 
 def tuning_shape(M: int, N: int, K: int) -> tuple:
