@@ -45,11 +45,11 @@ def tuning_on() -> bool:
 
 
 def native_state() -> str:
-    """Whether use_tritonmm()'s aten::mm and addmm and tritonmm's linear, mm and matmul repeat products from C++ in
-    this process (tritonmm.native: TRITONMM_NATIVE and a build on disk), for the tables' headers."""
+    """Whether use_tritonmm()'s aten::mm, addmm and bmm and tritonmm's linear, mm and matmul repeat products from C++
+    in this process (tritonmm.native: TRITONMM_NATIVE and a build on disk), for the tables' headers."""
     if native.module() is not None:
-        return ("on (native.cpp repeats aten::mm and addmm, and tritonmm's linear, mm and matmul, calls seen before; "
-                "python -m tritonmm.native)")
+        return ("on (native.cpp repeats aten::mm, addmm and bmm, and tritonmm's linear, mm and matmul, calls seen "
+                "before; python -m tritonmm.native)")
     return "off (Python's relaunch alone; TRITONMM_NATIVE=0, or no build of native.cpp: python -m tritonmm.native)"
 
 

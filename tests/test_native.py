@@ -1,10 +1,11 @@
-"""native.cpp: aten::mm's and addmm's CUDA kernels in C++ under use_tritonmm(), and tritonmm.linear's fast
-path, repeating earlier calls' launches.
+"""native.cpp: aten::mm's, addmm's and bmm's CUDA kernels in C++ under use_tritonmm(), and tritonmm.linear's, mm's
+and matmul's fast path, repeating earlier calls' launches.
 
 Without a GPU: the extension compiles (CUDA's headers needed, no GPU), registers and unregisters its kernels.
 On the GPU: every result against float64 on first (Python) and repeated (C++) calls, over the pointer
 kernel, split-K's two launches, the one-row kernel, the TMA kernel (whole and in a wave-tail split), the Gluon
 kernel and staged products with their copies, with and without a bias, through aten and through tritonmm.linear;
+batches (bmm's) on the pointer and TMA kernels, a broadcast operand too, apart from matrices' entries;
 what it leaves to Python (float32, capture, beta) stays correct; the thresholds' overrides and disable() forget or
 remove it. Without a GPU too: which calls the entry points plan as ones C++ will repeat (design.md: native-staging).
 """
@@ -52,16 +53,18 @@ def dispatch_table() -> str:
 def test_compiles_registers_and_unregisters(module):
     """Installing puts native.cpp's kernel in aten::mm's CUDA slot, uninstalling gives the slot back; a kernel
     registered twice is refused."""
-    before = dispatch_table(), torch._C._dispatch_dump("aten::addmm")
-    assert "native.cpp" not in before[0] + before[1]
-    module.install(lambda *args: None, lambda *args: None)
+    tables = lambda: tuple(torch._C._dispatch_dump(f"aten::{op}") for op in ("mm", "addmm", "bmm"))  # noqa: E731
+    before = tables()
+    assert not any("native.cpp" in t for t in before)
+    kernels = (lambda *args: None,) * 3
+    module.install(*kernels)
     try:
-        assert "native.cpp" in dispatch_table() and "native.cpp" in torch._C._dispatch_dump("aten::addmm")
+        assert all("native.cpp" in t for t in tables())
         with pytest.raises(RuntimeError, match="already installed"):
-            module.install(lambda *args: None, lambda *args: None)
+            module.install(*kernels)
     finally:
         module.uninstall()
-    assert (dispatch_table(), torch._C._dispatch_dump("aten::addmm")) == before
+    assert tables() == before
 
 
 def test_mode_names_its_values(monkeypatch):
@@ -372,6 +375,54 @@ def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
     assert [which for _, which in entry.copies] == ["ab" if all(copied) else "ab"[copied.index(True)]]
 
 
+# Batches (Z, M, N, K, B as a transposed view, B broadcast): odd sizes on the pointer kernel, x @ W.T per entry on the
+# TMA kernel (3-D tensor maps; Triton 3.6's descriptors are left to Python), one weight for every entry (stride 0).
+BATCHES = {"pointer": (32, 255, 128, 255, False, False), "tma": (8, 128, 768, 3072, True, False),
+           "broadcast": (6, 200, 512, 1024, True, True)}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(BATCHES))
+def test_gpu_batches_repeat_from_cpp(repeating, case):
+    """torch.bmm under use_tritonmm() repeats from C++ after its first call, and tritonmm.matmul of the same facts
+    takes the same entry, into out= too (Python's launch cache not asked); fresh operands at other addresses each
+    call, NaN-backed, against float64. A batch's entry is never a matrix's: torch.mm of 3-D operands still raises
+    aten's error, tritonmm.mm its own, and an entry's matrix product is a product of its own."""
+    Z, M, N, K, b_t, shared = BATCHES[case]
+    w = torch.randn(1 if shared else Z, N, K, device="cuda").bfloat16() / K ** 0.5
+    b = w.transpose(1, 2) if b_t else w.transpose(1, 2).contiguous()
+    if shared:
+        b = b.expand(Z, K, N)
+    operands = lambda: (torch.randn(Z, M, K, device="cuda").bfloat16(), b)  # noqa: E731
+    hits, repeated = native.stats()[0], native.stats()[3]
+    for _ in range(4):  # the first plans it in Python and describes it; the rest repeat from C++
+        a, b = operands()
+        ref = a.double() @ b.double()
+        nan_backed(ref.shape, a.dtype)
+        out = torch.bmm(a, b)
+        assert out.shape == ref.shape and _rel(out, ref) < BOUND[a.dtype]
+    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))
+    assert entry is not None
+    if native.describe(entry) is None:
+        assert case == "tma" and tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8), "describe declined it"
+        return
+    assert native.stats()[0] == hits + 3 and native.stats()[3] == repeated + 1
+    a, b = operands()
+    ref = a.double() @ b.double()
+    into = torch.full(ref.shape, float("nan"), device="cuda", dtype=a.dtype)
+    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+        assert _rel(tritonmm.matmul(a, b), ref) < BOUND[a.dtype]
+        assert tritonmm.matmul(a, b, out=into) is into
+    assert _rel(into, ref) < BOUND[a.dtype] and native.stats()[0] == hits + 5
+    with pytest.raises(RuntimeError):
+        torch.mm(a, b)
+    with pytest.raises(ValueError):
+        tritonmm.mm(a, b)
+    misses = native.stats()[1]
+    assert _rel(torch.mm(a[0], b[0]), ref[0]) < BOUND[a.dtype]
+    assert native.stats()[1] == misses + 1  # an entry's matrices: not the batch's key
+
+
 @pytest.mark.gpu
 def test_gpu_what_it_leaves_to_python_stays_correct(repeating):
     """float32, beta and alpha other than 1, and a captured product run through Python, correct."""
@@ -510,8 +561,9 @@ def test_describe_launches_a_staged_products_copies_first():
 
 def test_entry_points_plan_as_served_only_what_cpp_will_repeat(device, monkeypatch):
     """planner.product's ``served`` (design.md: native-staging): tritonmm.mm, matmul and linear pass True only where
-    C++ has not seen the product and will be told how to repeat it (native's answer None); False where C++ leaves it
-    to Python (its answer False), for an activation, and for an out= of other strides, which C++ is never told of."""
+    C++ has not seen the product and will be told how to repeat it (native's answer None), matmul's batches of as
+    many entries included; False where C++ leaves it to Python (its answer False), for an activation, for an out= of
+    other strides, which C++ is never told of, and for batches C++ does not key (a matrix b, entries broadcast)."""
     from tritonmm import planner
     seen, real = [], planner.product
     monkeypatch.setattr(planner, "product",
@@ -527,7 +579,13 @@ def test_entry_points_plan_as_served_only_what_cpp_will_repeat(device, monkeypat
         tritonmm.linear(a, b.T.contiguous())
         tritonmm.linear(a, b.T.contiguous()[:8], activation="relu")
         tritonmm.mm(a, b[:, :8], out=torch.empty(8, 16, device=device).bfloat16()[:, :8])  # rows 16 apart: never told
-        assert seen == [answer is None] * 3 + [False, False], (answer, seen)
+        a3, b3 = a.expand(3, 8, 16 + n), b.expand(3, 16 + n, 24)  # a batch, as bmm's: told, into out= too
+        tritonmm.matmul(a3, b3)
+        tritonmm.matmul(a3, b3, out=torch.empty(3, 8, 24, device=device).bfloat16())
+        tritonmm.matmul(a3, b)  # a batch against a matrix (M folded): C++ keys none
+        tritonmm.matmul(a3, b3[:1])  # entries broadcast: not bmm's
+        told = answer is None
+        assert seen == [told] * 3 + [False, False] + [told] * 2 + [False, False], (answer, seen)
         seen.clear()
 
 
@@ -544,7 +602,10 @@ def test_override_plans_the_calls_it_describes_as_served(monkeypatch):
     assert override._native_mm(None, None, a, b, False) == ("c", None)
     assert override._native_addmm(None, None, bias, a, b, 1, 1, True) == ("c", "d")
     assert override._native_addmm(None, None, bias, a, b, 1, 1, False) == ("c", None)
-    assert seen == [True, False, True, False]
+    a3, b3 = torch.randn(2, 4, 8), torch.randn(2, 8, 6)
+    assert override._native_bmm(None, None, a3, b3, True) == ("c", "d")
+    assert override._native_bmm(None, None, a3, b3, False) == ("c", None)
+    assert seen == [True, False] * 3
 
 
 def test_cached_copies_finds_the_launches_stage_makes(monkeypatch):

@@ -1,11 +1,11 @@
-// aten::mm and addmm on CUDA, and tritonmm.linear, mm and matmul, without Python on a repeated call: the relaunch cache
-// (tritonmm/relaunch.py) in C++.
+// aten::mm, addmm and bmm on CUDA, and tritonmm.linear, mm and matmul, without Python on a repeated call: the relaunch
+// cache (tritonmm/relaunch.py) in C++.
 //
 // use_tritonmm() registers Python kernels for aten's products; every call then crosses from the
 // dispatcher into Python, builds the relaunch key, allocates the result and calls Triton's C launcher,
 // which parses each argument again (data_ptr() through Python, cuPointerGetAttribute for each pointer).
 // On a slow host that is 17-38 us a product more than aten's own kernel (design.md: native-dispatch), and
-// a decode step is nothing but such calls. Here the CUDA kernels for aten::mm and addmm are this file's: a
+// a decode step is nothing but such calls. Here the CUDA kernels for aten::mm, addmm and bmm are this file's: a
 // product whose facts (dtype, device, sizes, strides and 16-byte alignment of the operands and the bias)
 // equal an earlier call's launches that call's kernels directly with cuLaunchKernelEx; anything else (a
 // first call, a product the cache cannot hold, a stream being captured) goes to the Python kernel, which
@@ -76,8 +76,9 @@ struct Entry {
   std::vector<Launch> launches;
 };
 
-// dtype, device, then sizes, strides and address mod 16 of a, b and the bias (bias: rank, then -1s if none).
-using Key = std::array<int64_t, 18>;
+// dtype, device, then sizes, strides and address mod 16 of a, b and the bias (bias: rank, then -1s if none), then a
+// batch's entries and a's and b's batch strides (-1s for matrices: a batch never shares a matrix's key).
+using Key = std::array<int64_t, 21>;
 
 struct KeyHash {
   size_t operator()(const Key& k) const {
@@ -100,14 +101,17 @@ std::unique_ptr<torch::Library> library;
 // returning (result, description or None).
 PyObject* python_mm = nullptr;
 PyObject* python_addmm = nullptr;
+PyObject* python_bmm = nullptr;  // bmm(a, b, describe)
 
 int64_t low_bits(const at::Tensor& t) { return reinterpret_cast<intptr_t>(t.data_ptr()) & 15; }
 
-// Whether a product may be repeated: plain 16-bit matrices on one device, a bias (if any) of theirs, and
-// no capture (float32's precision follows a setting of torch's the key does not hold; captured products
-// plan otherwise: relaunch.key's capture fact).
-bool cacheable(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias) {
-  if (a.dim() != 2 || b.dim() != 2 || a.size(1) != b.size(0) || a.scalar_type() != b.scalar_type() ||
+// Whether a product may be repeated: plain 16-bit operands of ``dims`` dimensions on one device (matrices, or
+// batches of as many entries: bmm's), a bias (if any) of matrices' and of their dtype, and no capture (float32's
+// precision follows a setting of torch's the key does not hold; captured products plan otherwise: relaunch.key's
+// capture fact).
+bool cacheable(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias, int64_t dims = 2) {
+  if (a.dim() != dims || b.dim() != dims || a.size(-1) != b.size(-2) ||
+      (dims == 3 && (a.size(0) != b.size(0) || bias)) || a.scalar_type() != b.scalar_type() ||
       (a.scalar_type() != at::kBFloat16 && a.scalar_type() != at::kHalf) || !a.is_cuda() || a.device() != b.device())
     return false;
   if (bias && (bias->dim() < 1 || bias->dim() > 2 || bias->scalar_type() != a.scalar_type() ||
@@ -117,8 +121,13 @@ bool cacheable(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias)
 }
 
 Key key_of(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias) {
-  Key k = {static_cast<int64_t>(a.scalar_type()), a.get_device(), a.size(0), a.size(1), a.stride(0), a.stride(1),
-           low_bits(a), b.size(1), b.stride(0), b.stride(1), low_bits(b), -1, -1, -1, -1, -1, -1, -1};
+  Key k = {static_cast<int64_t>(a.scalar_type()), a.get_device(), a.size(-2), a.size(-1), a.stride(-2), a.stride(-1),
+           low_bits(a), b.size(-1), b.stride(-2), b.stride(-1), low_bits(b), -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  if (a.dim() == 3) {  // cacheable: b is a batch of as many entries
+    k[18] = a.size(0);
+    k[19] = a.stride(0);
+    k[20] = b.stride(0);
+  }
   if (bias) {
     const int64_t d = bias->dim();
     k[11] = d;
@@ -300,7 +309,7 @@ std::shared_ptr<Entry> entry_of(const pybind11::object& spec) {
     entry->staged_sizes[i] = layout[0].cast<std::vector<int64_t>>();
     entry->staged_strides[i] = layout[1].cast<std::vector<int64_t>>();
     TORCH_CHECK(entry->staged_sizes[i].size() == 2 && entry->staged_strides[i].size() == 2,
-                "tritonmm native dispatch: a staged buffer is a matrix");
+                "tritonmm native dispatch: a staged buffer is a matrix");  // batches are not staged (product.py)
   }
   for (auto item : t[3].cast<pybind11::list>()) {
     auto d = item.cast<pybind11::tuple>();
@@ -356,8 +365,8 @@ using Answer = std::pair<at::Tensor, std::shared_ptr<const Entry>>;
 // A product through the cache: repeated where its key is known, else ``python(describe)`` computes it
 // (describing it where it may be repeated, which makes its entry).
 template <typename Python>
-at::Tensor product(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias, Python python) {
-  if (!cacheable(a, b, bias)) return python(false).first;
+at::Tensor product(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias, Python python, int64_t dims = 2) {
+  if (!cacheable(a, b, bias, dims)) return python(false).first;
   const Key key = key_of(a, b, bias);
   if (auto entry = find(key)) {
     if (!entry->python) return run(*entry, a, b, bias);
@@ -402,6 +411,13 @@ at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
   });
 }
 
+// aten::bmm: batches of 3-D operands (aten's own kernel, through Python, raises for anything else).
+at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
+  return product(a, b, nullptr, [&](bool describe) {
+    return call(&python_bmm, describe, [&] { return pybind11::make_tuple(a, b); });
+  }, 3);
+}
+
 at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& b, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   auto python = [&](bool describe) {
@@ -414,9 +430,11 @@ at::Tensor addmm(const at::Tensor& bias, const at::Tensor& a, const at::Tensor& 
 
 // a @ b (+ bias) from the cache, for the public ops: the result where it is repeated (into ``out`` where given);
 // None where the product is not known yet (Python plans it and calls remember); False where Python serves it.
+// ``dims``: 2 for matrices, 3 for a batch (matmul's bmm).
 pybind11::object repeated(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c,
-                          const std::vector<int64_t>* shape = nullptr, const at::Tensor* out = nullptr) {
-  if (!cacheable(a, b, c)) return pybind11::bool_(false);
+                          const std::vector<int64_t>* shape = nullptr, const at::Tensor* out = nullptr,
+                          int64_t dims = 2) {
+  if (!cacheable(a, b, c, dims)) return pybind11::bool_(false);
   auto entry = find(key_of(a, b, c));
   if (!entry) return pybind11::none();
   if (entry->python || (out && !takes_out(*entry, *out, a, b, c))) return pybind11::bool_(false);
@@ -437,15 +455,16 @@ pybind11::object repeat(const at::Tensor& x, const at::Tensor& weight, const std
   return repeated(x.reshape({rows, x.size(-1)}), weight.t(), c, &shape);
 }
 
-// tritonmm.mm's and matmul's fast path: a @ b of 2-D operands, no bias, into out where given.
+// tritonmm.mm's and matmul's fast path: a @ b of 2-D operands, or of 3-D ones as bmm's batch (matmul's; mm asks
+// only for matrices), no bias, into out where given.
 pybind11::object repeat_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& out) {
-  return repeated(a, b, nullptr, nullptr, out ? &*out : nullptr);
+  return repeated(a, b, nullptr, nullptr, out ? &*out : nullptr, a.dim() == 3 ? 3 : 2);
 }
 
 void remember(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
               const pybind11::object& spec) {
   const at::Tensor* c = bias ? &*bias : nullptr;
-  if (!cacheable(a, b, c)) return;
+  if (!cacheable(a, b, c, a.dim() == 3 ? 3 : 2)) return;
   std::shared_ptr<const Entry> entry;
   try {
     entry = entry_of(spec);
@@ -465,10 +484,11 @@ void uninstall() {
   clear();
   Py_XDECREF(python_mm);
   Py_XDECREF(python_addmm);
-  python_mm = python_addmm = nullptr;
+  Py_XDECREF(python_bmm);
+  python_mm = python_addmm = python_bmm = nullptr;
 }
 
-void install(pybind11::object mm_kernel, pybind11::object addmm_kernel) {
+void install(pybind11::object mm_kernel, pybind11::object addmm_kernel, pybind11::object bmm_kernel) {
   TORCH_CHECK(!library, "tritonmm native dispatch: already installed");
   // Replacing aten's kernels is what installing asks for: the dispatcher's warning about it is not shown.
   struct Quiet : c10::WarningHandler {
@@ -477,11 +497,13 @@ void install(pybind11::object mm_kernel, pybind11::object addmm_kernel) {
   c10::WarningUtils::WarningHandlerGuard guard(&quiet);
   python_mm = mm_kernel.inc_ref().ptr();
   python_addmm = addmm_kernel.inc_ref().ptr();
+  python_bmm = bmm_kernel.inc_ref().ptr();
   try {
     library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::CUDA, __FILE__,
                                                __LINE__);
     library->impl("mm", TORCH_FN(mm));
     library->impl("addmm", TORCH_FN(addmm));
+    library->impl("bmm", TORCH_FN(bmm));
   } catch (...) {  // half installed is not a state
     uninstall();
     throw;
@@ -498,7 +520,7 @@ pybind11::tuple stats() {
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("install", &install, "register aten::mm's and addmm's CUDA kernels, with the Python kernels for misses");
+  m.def("install", &install, "register aten::mm's, addmm's and bmm's CUDA kernels, with the Python kernels for misses");
   m.def("uninstall", &uninstall, "remove the registrations and every entry");
   m.def("clear", &clear, "forget every entry");
   m.def("repeat", &repeat, "x @ weight.T (+ bias) repeated, None (unknown) or False (Python serves it)");

@@ -1,11 +1,12 @@
-"""aten::mm's and addmm's CUDA kernels in C++ (native.cpp) under use_tritonmm(), and the fast path of tritonmm.linear,
-mm and matmul: a product seen before launches without Python.
+"""aten::mm's, addmm's and bmm's CUDA kernels in C++ (native.cpp) under use_tritonmm(), and the fast path of
+tritonmm.linear, mm and matmul: a product seen before launches without Python.
 
 The Python kernels that override.py registers cost a crossing into Python, the relaunch key and Triton's
 launcher on every call: on the H100 machine's host, 10-38 us a product more than aten's kernel, which is
 what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
-override.enable() registers native.cpp's kernels for aten::mm and addmm instead, and linear, mm and matmul ask it
-first: a product whose dtype, device, sizes, strides and 16-byte alignments (of the bias too) equal an earlier call's
+override.enable() registers native.cpp's kernels for aten::mm, addmm and bmm instead, and linear, mm and matmul (of
+matrices, or of batches as bmm's) ask it first: a product whose dtype, device, sizes, strides and 16-byte alignments
+(of the bias too) equal an earlier call's
 relaunches that call's kernels from C++ (its staging copies too), the TMA and Gluon kernels' tensor maps encoded
 there (design.md: native-tma);
 a first call (or a product whose launches it cannot repeat: clusters, float32, capture, Triton 3.6's
@@ -104,11 +105,11 @@ def module():
     return _state["module"]
 
 
-def install(mm, addmm) -> None:
-    """Registers native.cpp's aten::mm and addmm for CUDA, with the Python kernels for the calls it does not
-    repeat: ``mm(a, b, describe)`` and ``addmm(bias, a, b, beta, alpha, describe)``, each returning (result,
-    description or None) (``describe``: whether to describe the call's launches, for its entry)."""
-    module().install(mm, addmm)
+def install(mm, addmm, bmm) -> None:
+    """Registers native.cpp's aten::mm, addmm and bmm for CUDA, with the Python kernels for the calls it does not
+    repeat: ``mm(a, b, describe)``, ``addmm(bias, a, b, beta, alpha, describe)`` and ``bmm(a, b, describe)``, each
+    returning (result, description or None) (``describe``: whether to describe the call's launches, for its entry)."""
+    module().install(mm, addmm, bmm)
     _state["installed"] = True
 
 
@@ -156,7 +157,8 @@ def repeat(x, weight, bias):
 
 
 def repeat_mm(a, b, out=None):
-    """tritonmm.mm's and matmul's a @ b (2-D, no precision given) repeated from C++, as repeat; into ``out`` where
+    """tritonmm.mm's and matmul's a @ b (2-D, or 3-D as bmm's batch; no precision given) repeated from C++, as
+    repeat; into ``out`` where
     given and it has the layout the product's entry allocates, 16-byte aligned, sharing no memory with a or b and
     asking no gradient (otherwise False: Python's path serves it, and its checks name what is wrong)."""
     built = _built()

@@ -88,7 +88,8 @@ def _repeated(a, b, out, input_precision, matrices=False):
     answer, which _remembered takes). From C++ where it repeats a plain a @ b (no precision: C++ keys none; out=
     where C++ takes it, native.repeat_mm), else from the launch cache (relaunch.lookup)."""
     known = False  # mm and matmul come here only where _needs_op is false: no gradient to record
-    if input_precision is None and isinstance(a, torch.Tensor) and a.dim() == 2:
+    # C++ repeats matrices, and for matmul a batch as bmm's (3-D operands of as many entries: native.cpp's cacheable)
+    if input_precision is None and isinstance(a, torch.Tensor) and (a.dim() == 2 or (a.dim() == 3 and not matrices)):
         known = native.repeat_mm(a, b, out)
         if isinstance(known, torch.Tensor):
             return known, known
@@ -99,9 +100,9 @@ def _repeated(a, b, out, input_precision, matrices=False):
 def _remembered(c, known, a, b, out=None):
     """c, the result of a @ b just run in Python (into out where given); where C++ did not know the product yet
     (known None), it is told how to repeat it. From an out= call only where out is laid out as a result is
-    allocated, strides (N, 1) exactly (is_contiguous() also passes (2N, 1) for one row) and 16-byte aligned: C++
-    allocates the calls without out= as the entry says, and the planner reads only the pointer's 16-byte
-    alignment (layout.py), so the plan made for out holds for the allocator's blocks."""
+    allocated, strides (N, 1) exactly ((M * N, N, 1) for a batch; is_contiguous() also passes (2N, 1) for one row)
+    and 16-byte aligned: C++ allocates the calls without out= as the entry says, and the planner reads only the
+    pointer's 16-byte alignment (layout.py), so the plan made for out holds for the allocator's blocks."""
     if _tells_native(known, out):
         _remember_native(a, b, None, out=out)
     return c
@@ -109,7 +110,15 @@ def _remembered(c, known, a, b, out=None):
 
 def _tells_native(known, out) -> bool:
     """Whether _remembered tells C++ how to repeat a call of mm or matmul (planner.product's ``served``)."""
-    return known is None and (out is None or (out.stride() == (out.shape[1], 1) and out.data_ptr() % 16 == 0))
+    return known is None and (out is None or (out.stride() == _packed(out.shape) and out.data_ptr() % 16 == 0))
+
+
+def _packed(shape) -> tuple:
+    """The strides of a contiguous tensor of ``shape``, as torch.empty lays it out."""
+    strides = [1]
+    for size in reversed(shape[1:]):
+        strides.append(strides[-1] * size)
+    return tuple(reversed(strides))
 
 
 def _mm(a, b, precision, pinned, out=None, served=False):
@@ -162,13 +171,16 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
         Z = math.prod(batch)
         a2, b2 = a_.expand(*batch, M, K).reshape(Z, M, K), b.expand(*batch, K, N).reshape(Z, K, N)
         shape = (*batch, *((M,) if a.dim() > 1 else ()), N)
+    # A batch of 3-D operands of as many entries is bmm's, which C++ repeats once told (known None: it asked)
+    bmm = known is None and a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0]
     if out is None:
-        return _mm(a2, b2, precision, pinned).view(shape)
+        return _remembered(_mm(a2, b2, precision, pinned, served=bmm), known if bmm else False, a2, b2).view(shape)
     validation.check_out(out, shape, a, b)
     # Written in place where out views as the planner's result: the launch cache then keys this call with its out,
     # and a repeat relaunches before any check (8x(128x3072x768) NT: 152 -> 14 us a call; design.md: relaunch-cache).
     into = _as_shape(out, (*a2.shape[:-1], b2.shape[-1]))
-    c = _mm(a2, b2, precision, pinned, into)
+    told = bmm and into is not None and _tells_native(known, into)
+    c = _remembered(_mm(a2, b2, precision, pinned, into, served=told), known if told else False, a2, b2, into)
     return out if into is not None else out.copy_(c.view(shape))
 
 

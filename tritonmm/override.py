@@ -16,7 +16,7 @@ Anything tritonmm does not take (routing.py: other dtypes, addmm with beta or al
 mixed devices, an out= aten would resize or that shares memory with an input) goes to the kernel
 aten had before, fetched from the dispatcher when enabling. In Triton's interpreter (the tests
 without a GPU) CPU tensors are taken too, registered for the CPU dispatch key. Where native dispatch is
-built (native.py), CUDA's mm and addmm are native.cpp's kernels instead, which repeat products seen before
+built (native.py), CUDA's mm, addmm and bmm are native.cpp's kernels instead, which repeat products seen before
 from C++ and call the kernels below for the rest.
 """
 import contextlib
@@ -49,9 +49,9 @@ def _mm(aten, keyset, a, b, served=False, **out):
     return aten.call_boxed(keyset, a, b, **out)
 
 
-def _bmm(aten, keyset, a, b, **out):
+def _bmm(aten, keyset, a, b, served=False, **out):
     if takes(a, b, dims=3, **out):
-        return planner.product(a, b, precision=default_precision(a.dtype), **out)
+        return planner.product(a, b, precision=default_precision(a.dtype), served=served, **out)
     return aten.call_boxed(keyset, a, b, **out)
 
 
@@ -66,9 +66,10 @@ def _addmm(aten, keyset, bias, a, b, *, beta=1, alpha=1, served=False, **out):
     return aten.call_boxed(keyset, bias, a, b, beta=beta, alpha=alpha, **out)
 
 
-# For native.cpp's kernels, the calls it does not repeat: _mm's and _addmm's result, and where ``describe`` asks,
-# how to repeat it (native.describe of the relaunch entry the call made or used; None where aten ran it). A call
-# described is planned as one C++ repeats (planner.product's ``served``).
+# For native.cpp's kernels, the calls it does not repeat: _mm's, _addmm's and _bmm's result, and where ``describe``
+# asks, how to repeat it (native.describe of the relaunch entry the call made or used; None where aten ran it, or
+# where the planner ran a batch entry by entry: rules.batch_slices). A call described is planned as one C++ repeats
+# (planner.product's ``served``).
 def _native_mm(aten, keyset, a, b, describe: bool):
     out = _mm(aten, keyset, a, b, served=describe)
     return out, _description(a, b, None) if describe else None
@@ -79,11 +80,16 @@ def _native_addmm(aten, keyset, bias, a, b, beta, alpha, describe: bool):
     return out, _description(a, b, bias) if describe else None
 
 
+def _native_bmm(aten, keyset, a, b, describe: bool):
+    out = _bmm(aten, keyset, a, b, served=describe)
+    return out, _description(a, b, None) if describe else None
+
+
 def _description(a, b, bias):
     return native.describe(relaunch.cached(relaunch.key(a, b, None, bias, "none", default_precision(a.dtype))))
 
 
-_NATIVE = {"mm": _native_mm, "addmm": _native_addmm}  # in native.install's order
+_NATIVE = {"mm": _native_mm, "addmm": _native_addmm, "bmm": _native_bmm}  # in native.install's order
 
 _IMPLS = {"mm": _mm, "mm.out": _mm, "bmm": _bmm, "bmm.out": _bmm, "addmm": _addmm, "addmm.out": _addmm}
 
@@ -107,7 +113,7 @@ def enable() -> None:
         override = {"allow_override": True} if "allow_override" in inspect.signature(lib.impl).parameters else {}
         # aten's kernels, every one fetched before any is replaced.
         kernels = {(name, key): _get_kernel(f"aten::{name}", key) for name in _IMPLS for key in dispatch_keys()}
-        # aten::mm and addmm on CUDA in C++ where native.py's build is loaded: repeated calls skip Python.
+        # aten::mm, addmm and bmm on CUDA in C++ where native.py's build is loaded: repeated calls skip Python.
         repeats = native.module() is not None
         with warnings.catch_warnings():
             # Replacing aten's CUDA kernels is what enabling asks for; torch 2.11-2.12 warned about it once a
