@@ -123,8 +123,9 @@ def kernels_run(fn) -> str:
 def served(a, captured: bool, scales=(None, None)) -> bool:
     """Whether the bench's call of a @ b through tritonmm.mm, matmul or linear (into a contiguous out, no precision,
     config or activation) is one native.cpp repeats, for planner.chosen to name the plan it runs (design.md:
-    native-staging): eager, a 16-bit matrix product without FP8 scales, with a native build loaded."""
-    return not captured and a.dim() == 2 and scales[0] is None and a.dtype in (torch.float16, torch.bfloat16) and \
+    native-staging): eager, a 16-bit product of matrices (or a batch, as bmm's) without FP8 scales, with a native build
+    loaded."""
+    return not captured and a.dim() in (2, 3) and scales[0] is None and a.dtype in (torch.float16, torch.bfloat16) and \
         native.module() is not None
 
 

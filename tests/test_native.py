@@ -377,7 +377,7 @@ def test_gpu_staged_products_repeat_from_cpp(repeating, monkeypatch, case):
 
 # Batches (Z, M, N, K, B as a transposed view, B broadcast): odd sizes on the pointer kernel, x @ W.T per entry on the
 # TMA kernel (3-D tensor maps; Triton 3.6's descriptors are left to Python), one weight for every entry (stride 0).
-BATCHES = {"pointer": (32, 255, 128, 255, False, False), "tma": (8, 128, 768, 3072, True, False),
+BATCHES = {"pointer": (32, 255, 128, 255, False, False), "tma": (8, 256, 1024, 3072, True, False),
            "broadcast": (6, 200, 512, 1024, True, True)}
 
 
@@ -394,6 +394,9 @@ def test_gpu_batches_repeat_from_cpp(repeating, case):
     if shared:
         b = b.expand(Z, K, N)
     operands = lambda: (torch.randn(Z, M, K, device="cuda").bfloat16(), b)  # noqa: E731
+    from tritonmm import planner
+    path = planner.chosen(*operands(), "native", served=True)[1]
+    assert case != "tma" or path == "tma", path
     hits, repeated = native.stats()[0], native.stats()[3]
     for _ in range(4):  # the first plans it in Python and describes it; the rest repeat from C++
         a, b = operands()
@@ -421,6 +424,30 @@ def test_gpu_batches_repeat_from_cpp(repeating, case):
     misses = native.stats()[1]
     assert _rel(torch.mm(a[0], b[0]), ref[0]) < BOUND[a.dtype]
     assert native.stats()[1] == misses + 1  # an entry's matrices: not the batch's key
+
+
+@pytest.mark.gpu
+def test_gpu_a_matmul_batch_tells_cpp_on_its_first_call(repeating):
+    """A batch C++ has not seen, first through tritonmm.matmul (not aten's bmm): Python plans it and tells C++ how to
+    repeat it (native.remember of 3-D operands), and the next call repeats from C++; an out= whose strides are not a
+    packed batch's is left to Python, and stays right."""
+    Z, M, N, K = 6, 96, 320, 200
+    w = torch.randn(Z, K, N, device="cuda").bfloat16() / K ** 0.5
+    hits, repeated = native.stats()[0], native.stats()[3]
+    a = torch.randn(Z, M, K, device="cuda").bfloat16()
+    ref = a.double() @ w.double()
+    nan_backed(ref.shape, a.dtype)
+    assert _rel(tritonmm.matmul(a, w), ref) < BOUND[a.dtype]
+    assert native.stats()[3] == repeated + 1
+    a = torch.randn(Z, M, K, device="cuda").bfloat16()
+    ref = a.double() @ w.double()
+    nan_backed(ref.shape, a.dtype)
+    with mock.patch.object(relaunch, "lookup", side_effect=AssertionError("Python's launch cache was asked")):
+        assert _rel(tritonmm.matmul(a, w), ref) < BOUND[a.dtype]
+    assert native.stats()[0] == hits + 1
+    strided = torch.full((M, Z, N), float("nan"), device="cuda", dtype=a.dtype).transpose(0, 1)
+    assert native.repeat_mm(a, w, strided) is False
+    assert tritonmm.matmul(a, w, out=strided) is strided and _rel(strided, ref) < BOUND[a.dtype]
 
 
 @pytest.mark.gpu

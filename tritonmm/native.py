@@ -10,7 +10,7 @@ matrices, or of batches as bmm's) ask it first: a product whose dtype, device, s
 relaunches that call's kernels from C++ (its staging copies too), the TMA and Gluon kernels' tensor maps encoded
 there (design.md: native-tma);
 a first call (or a product whose launches it cannot repeat: clusters, float32, capture, Triton 3.6's
-descriptors) goes to the Python path, as without it, and ``describe`` tells the C++ side how to repeat it.
+descriptors, a batch the planner runs entry by entry) goes to the Python path, as without it, and ``describe`` tells the C++ side how to repeat it.
 
 TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
 (enable(), or linear, mm or matmul), 25-45 s once per machine, source and torch version (torch's extension cache);

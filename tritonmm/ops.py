@@ -88,8 +88,10 @@ def _repeated(a, b, out, input_precision, matrices=False):
     answer, which _remembered takes). From C++ where it repeats a plain a @ b (no precision: C++ keys none; out=
     where C++ takes it, native.repeat_mm), else from the launch cache (relaunch.lookup)."""
     known = False  # mm and matmul come here only where _needs_op is false: no gradient to record
-    # C++ repeats matrices, and for matmul a batch as bmm's (3-D operands of as many entries: native.cpp's cacheable)
-    if input_precision is None and isinstance(a, torch.Tensor) and (a.dim() == 2 or (a.dim() == 3 and not matrices)):
+    # C++ repeats matrices, and for matmul a batch as bmm's (3-D operands of as many entries: native.cpp's cacheable;
+    # a batch against a matrix, M folded, is not asked)
+    if input_precision is None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and \
+            (a.dim() == 2 or (a.dim() == 3 == b.dim() and not matrices)):
         known = native.repeat_mm(a, b, out)
         if isinstance(known, torch.Tensor):
             return known, known
@@ -171,8 +173,10 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
         Z = math.prod(batch)
         a2, b2 = a_.expand(*batch, M, K).reshape(Z, M, K), b.expand(*batch, K, N).reshape(Z, K, N)
         shape = (*batch, *((M,) if a.dim() > 1 else ()), N)
-    # A batch of 3-D operands of as many entries is bmm's, which C++ repeats once told (known None: it asked)
-    bmm = known is None and a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0]
+    # A batch of 3-D operands of as many entries is bmm's, which C++ repeats once told (known None: it asked), keyed
+    # as given: the planner's a2 and b2 must have their strides (a reshape rewrites a size-1 dimension's stride)
+    bmm = known is None and a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0] and \
+        a2.stride() == a.stride() and b2.stride() == b.stride()
     if out is None:
         return _remembered(_mm(a2, b2, precision, pinned, served=bmm), known if bmm else False, a2, b2).view(shape)
     validation.check_out(out, shape, a, b)
