@@ -6,11 +6,10 @@ launcher on every call: on the H100 machine's host, 10-38 us a product more than
 what an eager decode step is made of (design.md: native-dispatch). With this module's build on disk,
 override.enable() registers native.cpp's kernels for aten::mm, addmm and bmm instead, and linear, mm and matmul (of
 matrices, or of batches as bmm's) ask it first: a product whose dtype, device, sizes, strides and 16-byte alignments
-(of the bias too) equal an earlier call's
-relaunches that call's kernels from C++ (its staging copies too), the TMA and Gluon kernels' tensor maps encoded
-there (design.md: native-tma);
-a first call (or a product whose launches it cannot repeat: clusters, float32, capture, Triton 3.6's
-descriptors, a batch the planner runs entry by entry) goes to the Python path, as without it, and ``describe`` tells the C++ side how to repeat it.
+(of the bias too) equal an earlier call's relaunches that call's kernels from C++ (its staging copies too), the TMA
+and Gluon kernels' tensor maps encoded there (design.md: native-tma); a first call (or a product whose launches it
+cannot repeat: clusters, float32, capture, Triton 3.6's descriptors, a batch the planner runs entry by entry) goes
+to the Python path, as without it, and ``describe`` tells the C++ side how to repeat it.
 
 TRITONMM_NATIVE: "auto" (the default) uses the build where it is on disk; "1" builds it where first needed
 (enable(), or linear, mm or matmul), 25-45 s once per machine, source and torch version (torch's extension cache);
@@ -158,9 +157,9 @@ def repeat(x, weight, bias):
 
 def repeat_mm(a, b, out=None):
     """tritonmm.mm's and matmul's a @ b (2-D, or 3-D as bmm's batch; no precision given) repeated from C++, as
-    repeat; into ``out`` where
-    given and it has the layout the product's entry allocates, 16-byte aligned, sharing no memory with a or b and
-    asking no gradient (otherwise False: Python's path serves it, and its checks name what is wrong)."""
+    repeat; into ``out`` where given and it has the layout the product's entry allocates, 16-byte aligned, sharing
+    no memory with a or b and asking no gradient (otherwise False: Python's path serves it, and its checks name what
+    is wrong)."""
     built = _built()
     if built is None or type(a) not in PLAIN or type(b) not in PLAIN or (out is not None and type(out) is not
                                                                          torch.Tensor):

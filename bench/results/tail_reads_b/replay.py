@@ -1,8 +1,7 @@
 """CPU replay: the cost model's pick with and without a read floor on a wave-tail split's second launch (it reads all
 of B again, and its rows' A), over every stored regret file's measured candidates."""
-import glob, json, statistics
+import glob, statistics
 from tritonmm import cost_model, config_space, splits
-from tritonmm.config_space import cdiv
 from bench import regret
 
 orig = cost_model.time_us
