@@ -178,13 +178,18 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
     bmm = known is None and a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0] and \
         a2.stride() == a.stride() and b2.stride() == b.stride()
     if out is None:
-        return _remembered(_mm(a2, b2, precision, pinned, served=bmm), known if bmm else False, a2, b2).view(shape)
+        c = _mm(a2, b2, precision, pinned, served=bmm)
+        if bmm:
+            _remember_native(a2, b2, None)
+        return c.view(shape)
     validation.check_out(out, shape, a, b)
     # Written in place where out views as the planner's result: the launch cache then keys this call with its out,
     # and a repeat relaunches before any check (8x(128x3072x768) NT: 152 -> 14 us a call; design.md: relaunch-cache).
     into = _as_shape(out, (*a2.shape[:-1], b2.shape[-1]))
     told = bmm and into is not None and _tells_native(known, into)
-    c = _remembered(_mm(a2, b2, precision, pinned, into, served=told), known if told else False, a2, b2, into)
+    c = _mm(a2, b2, precision, pinned, into, served=told)
+    if told:
+        _remember_native(a2, b2, None, out=into)
     return out if into is not None else out.copy_(c.view(shape))
 
 
