@@ -78,8 +78,23 @@ BAD_ARGUMENTS = [
     ("float32", torch.ones(8, 8), torch.ones(8, 8), None, TypeError, ["a is torch.float32", "bfloat16"]),
     ("mixed dtypes", torch.ones(8, 8, dtype=torch.float16), torch.ones(8, 8, dtype=torch.bfloat16), None, TypeError,
      ["b is torch.bfloat16"]),
-    ("3-D", torch.ones(2, 8, 8, dtype=torch.float16), torch.ones(8, 8, dtype=torch.float16), None, ValueError,
-     ["2-D"]),
+    ("3-D a, 2-D b", torch.ones(2, 8, 8, dtype=torch.float16), torch.ones(8, 8, dtype=torch.float16), None,
+     ValueError, ["b must be 3-D"]),
+    ("4-D", torch.ones(2, 2, 8, 8, dtype=torch.float16), torch.ones(8, 8, dtype=torch.float16), None, ValueError,
+     ["2-D matrix", "3-D batches"]),
+    # batches (gluon_args.check_batched), on the default schedule's 128x256 tiles
+    ("entries differ", torch.ones(2, 128, 64, dtype=torch.float16), torch.ones(3, 64, 256, dtype=torch.float16), None,
+     ValueError, ["as many entries"]),
+    ("entry under a tile", torch.ones(2, 100, 64, dtype=torch.float16), torch.ones(2, 64, 256, dtype=torch.float16),
+     None, ValueError, ["at least a tile", "128 x 256", "100 x 256"]),
+    ("entries apart", torch.ones(2, 200, 64, dtype=torch.float16)[:, :128], torch.ones(2, 64, 256,
+     dtype=torch.float16), None, ValueError, ["a's entries must follow each other", "a.contiguous()"]),
+    ("row-major b, K not a step", torch.ones(2, 128, 72, dtype=torch.float16), torch.ones(2, 72, 256,
+     dtype=torch.float16), None, ValueError, ["K = 72 is not a multiple of 64", "transposed view"]),
+    ("out entries apart", torch.ones(2, 128, 64, dtype=torch.float16), torch.ones(2, 64, 256, dtype=torch.float16),
+     torch.empty(2, 200, 256, dtype=torch.float16)[:, :128], ValueError, ["out's entries must follow each other"]),
+    ("an entry's rows", torch.ones(2, 128, 64, dtype=torch.float16).mT.contiguous().mT, torch.ones(2, 64, 256,
+     dtype=torch.float16), None, ValueError, ["a must be row-major"]),
     ("not a tensor", [[1.0]], torch.ones(8, 8, dtype=torch.float16), None, TypeError, ["a must be a torch.Tensor"]),
     ("inner dims", *_operands(8, 16, 24)[:1], _operands(8, 16, 32)[1], None, ValueError, ["inner dimensions"]),
     ("2047x3001x1035", *_operands(2047, 3001, 1035), None, ValueError, ["K = 1035", "multiple of 8"]),
@@ -116,6 +131,24 @@ def test_arguments_are_checked_before_any_gpu_work():
         assert not torch.cuda.is_initialized()
 
 
+def test_batches_pass_the_checks_where_entries_stack_or_broadcast():
+    """A batch whose entries follow each other, or one operand broadcast (batch stride 0), passes every check but the
+    device's; a row-major B of K a multiple of the K step too; so does an empty batch."""
+    h = dict(dtype=torch.float16)
+    a, w = torch.randn(3, 130, 96).to(**h), torch.randn(3, 264, 96).to(**h)
+    for b in (w.mT, w[:1].mT.expand(3, 96, 264), torch.randn(3, 128, 264).to(**h)):
+        x = a if b.shape[1] == 96 else torch.randn(3, 130, 128).to(**h)
+        with pytest.raises(ValueError, match="CUDA device"):
+            gluon_gemm.matmul(x, b, schedule="pingpong")
+    with pytest.raises(ValueError, match="CUDA device"):
+        gluon_gemm.matmul(a[:1].expand(3, 130, 96), w.mT, out=torch.empty(3, 130, 264, **h), schedule="pingpong")
+    assert gluon_gemm._check_batched(a[:0], w[:0].mT, None, 128, 128, 64) is False
+    buffer = torch.randn(3 * 128 * 128).to(**h)  # out over the whole of it, b its first 3 x 96 x 128
+    with pytest.raises(ValueError, match="overlaps"):
+        gluon_gemm.matmul(torch.randn(3, 128, 96).to(**h), buffer[:3 * 96 * 128].view(3, 96, 128),
+                          out=buffer.view(3, 128, 128), schedule="pingpong")
+
+
 def test_empty_operands_pass_the_layout_checks():
     """torch gives an empty (16, 0) or (0, 8) tensor strides (1, 1): no rows to address, so no layout is refused
     (the device returns zeros or an empty result without a launch: test_gpu_allocates_out_and_handles_empty_products)."""
@@ -133,24 +166,26 @@ def test_shared_memory_budget_gives_the_designed_stages():
 
 @pytest.mark.skipif(not HAS_GLUON, reason="the Gluon GEMM needs Triton >= 3.8")
 def test_compiles_for_sm90a_without_a_gpu(tmp_path):
-    """Every schedule, both B layouts (bf16) and fp16 through ptxas for sm_90a: within 227 KiB of shared memory,
-    nothing spilled, the loader down to 24 registers, wgmma issued, and the cluster's B multicast."""
+    """Every schedule, both B layouts (bf16) and fp16 through ptxas for sm_90a, and the ping-pong schedule's batched
+    form: within 227 KiB of shared memory, nothing spilled, the loader down to 24 registers, wgmma issued, and the
+    cluster's B multicast."""
     result = _run_python("""
         import json
         from tritonmm.kernels import gluon_build, gluon_gemm
-        cases = [(s, "bf16", k) for s in gluon_gemm.SCHEDULES for k in (False, True)] + [("cooperative", "fp16", False)]
+        cases = [(s, "bf16", k, False) for s in gluon_gemm.SCHEDULES for k in (False, True)] + [
+            ("cooperative", "fp16", False, False), ("pingpong", "bf16", True, True), ("pingpong", "fp16", False, True)]
         report = {}
-        for schedule, dtype, b_kmajor in cases:
-            kernel = gluon_build.compile_sm90(dtype, b_kmajor, schedule)
+        for schedule, dtype, b_kmajor, batched in cases:
+            kernel = gluon_build.compile_sm90(dtype, b_kmajor, schedule, batched)
             ptx = kernel.asm["ptx"]
-            report[f"{schedule} {dtype} {'NT' if b_kmajor else 'NN'}"] = dict(
+            report[f"{schedule} {dtype} {'NT' if b_kmajor else 'NN'}{' batched' if batched else ''}"] = dict(
                 gluon_build.resources(kernel), wgmma="wgmma.mma_async" in ptx, multicast="multicast::cluster" in ptx,
                 sm90a=".target sm_90a" in ptx, cubin=len(kernel.asm["cubin"]))
         print("REPORT" + json.dumps(report))
     """, TRITON_CACHE_DIR=str(tmp_path))  # compiled here, not found in a cache
     assert result.returncode == 0, result.stderr[-5000:]
     report = json.loads(result.stdout.split("REPORT", 1)[1])
-    assert len(report) == 2 * len(gluon_gemm.SCHEDULES) + 1
+    assert len(report) == 2 * len(gluon_gemm.SCHEDULES) + 3
     for name, r in report.items():
         assert r["sm90a"] and r["cubin"] > 0 and r["wgmma"], name
         assert r["shared"] <= gluon_gemm.SMEM_BYTES, (name, r)
@@ -185,6 +220,37 @@ def test_gpu_matches_float64(shape, dtype, layout, schedule):
     out = torch.full((shape[0], shape[1]), float("nan"), dtype=dtype, device="cuda")
     assert gluon_gemm.matmul(a, b, out=out, schedule=schedule) is out
     assert rel_err(out, a, b) < BOUND[dtype]
+
+
+BATCHES = [  # (Z, M, N, K, layout, broadcast operand), M and N past the schedule's tile by these
+    (3, 44, 8, 128, "NT", ""), (2, 3, 136, 192, "NN", ""), (4, 200, 16, 96, "NT", ""), (3, 0, 0, 64, "NN", ""),
+    (5, 100, 40, 80, "NT", "b"), (3, 8, 24, 128, "NN", "a")]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("schedule", list(gluon_gemm.SCHEDULES))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("batch", BATCHES, ids=lambda c: f"{c[0]}x{c[4]}{c[5]}k{c[3]}")
+def test_gpu_batches_match_float64(batch, dtype, schedule):
+    """A batch as 2-D views whose rows stack the entries (gluon_gemm.run): entries past a tile by a part of one (the
+    last tile of each moved back inside it), NN (K a multiple of the K step) and NT, K of one or more steps or part of
+    one, A or B broadcast; into a NaN-filled out, every element written, and a rerun gives the same bits."""
+    _skip_unless_available()
+    Z, dm, dn, K, layout, broadcast = batch
+    s = gluon_gemm.SCHEDULES[schedule]
+    M, N = s.tile_m + dm, s.tile_n + dn
+    torch.manual_seed(Z * M + N + K)
+    a = torch.randn(Z, M, K, device="cuda").to(dtype)
+    b = torch.randn(Z, N, K, device="cuda").to(dtype).mT if layout == "NT" else torch.randn(Z, K, N, device="cuda").to(dtype)
+    a = a[:1].expand(Z, M, K) if broadcast == "a" else a
+    b = b[:1].expand(Z, K, N) if broadcast == "b" else b
+    out = torch.full((Z, M, N), float("nan"), dtype=dtype, device="cuda")
+    assert gluon_gemm.matmul(a, b, out=out, schedule=schedule) is out
+    first = out.clone()
+    assert rel_err(out, a, b) < BOUND[dtype]
+    out.fill_(float("nan"))
+    gluon_gemm.matmul(a, b, out=out, schedule=schedule)
+    assert torch.equal(out, first)
 
 
 def _padded(rows, cols, dtype, device, pad):
@@ -389,6 +455,44 @@ def test_wide_as_given_rule_takes_rows_tma_reads_slowly(monkeypatch):
     assert not takes(a, b)
 
 
+def test_batched_rule_takes_short_k_batches_of_many_tiles(monkeypatch):
+    """rules.gluon_batched (design.md: gluon-batched-short-k), on an H200's 132 SMs: plain 16-bit batches of K in
+    (64, 128], C's rows 32-byte aligned, at least 4 waves of 128x128 tiles, entries of at least a 128x128 tile
+    stacked as the kernel reads them; the ping-pong schedule. Never where the kernel cannot run."""
+    from tritonmm import device, rules, thresholds
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (True, ""))
+    facts = device.DeviceFacts("NVIDIA H200", 132, 232448, True, True, 60 * 2 ** 20, (9, 0), 4.917e12)
+    h = dict(dtype=torch.bfloat16)
+
+    def schedule(Z, M, N, K, layout="NT", a=None, b=None, c=None, bias=None, **over):
+        a = torch.empty(Z, M, K, **h) if a is None else a
+        b = (torch.empty(Z, N, K, **h).mT if layout == "NT" else torch.empty(Z, K, N, **h)) if b is None else b
+        c = torch.empty(Z, M, N, dtype=a.dtype) if c is None else c
+        with thresholds.override(**over):
+            return rules.gluon_batched(facts, a, b, c, bias, "none", (None, None))
+
+    assert schedule(32, 3328, 3328, 128) == schedule(32, 3328, 3328, 128, "NN") == "pingpong"
+    assert schedule(128, 1184, 1184, 96) == schedule(32, 624, 624, 80) == "pingpong"
+    assert schedule(32, 1136, 1136, 128, a=torch.empty(32, 1136, 128, dtype=torch.float16),
+                    b=torch.empty(32, 1136, 128, dtype=torch.float16).mT) == "pingpong"
+    assert schedule(16, 4096, 4096, 64) is None and schedule(16, 4096, 4096, 136) is None  # K out of (64, 128]
+    assert schedule(64, 3496, 3496, 80) is None  # C's rows 16 but not 32 bytes apart
+    assert schedule(64, 2792, 2792, 80) is None  # 5584 bytes: 16 but not 32 bytes apart too
+    assert schedule(8, 512, 512, 128) is None  # 128 tiles: under 4 waves
+    assert schedule(8, 512, 512, 128, gluon_batched_min_waves=0) == "pingpong"
+    assert schedule(4096, 100, 4096, 128) is None  # entries under a tile
+    assert schedule(32, 3328, 3328, 128, "NN", b=torch.empty(32, 3328 + 8, 3328, **h)[:, :128]) is None  # apart
+    assert schedule(32, 3328, 3328, 120, "NN") is None and schedule(32, 3328, 3328, 120) == "pingpong"  # NN: K steps
+    assert schedule(32, 3328, 3328, 128, b=torch.empty(1, 3328, 128, **h).mT.expand(32, 128, 3328)) == "pingpong"
+    assert schedule(32, 3328, 3328, 128, bias=torch.empty(3328, **h)) is None
+    assert schedule(32, 3328, 3328, 128, a=torch.empty(32, 128, 3328, **h).mT) is None  # A transposed
+    assert schedule(32, 3328, 3328, 128, gluon_batched_max_k=0) is None
+    assert rules.gluon_batched(facts, torch.empty(3328, 128, **h), torch.empty(128, 3328, **h),
+                               torch.empty(3328, 3328, **h), None, "none", (None, None)) is None  # unbatched
+    monkeypatch.setattr(gluon_gemm, "available", lambda device=None: (False, "Triton 3.6"))
+    assert schedule(32, 3328, 3328, 128) is None
+
+
 def _gluon_runs(monkeypatch) -> list:
     """The (a, b, out, schedule) of each launch of the Gluon kernel through Triton (not a relaunch) from now on."""
     calls = []
@@ -475,6 +579,43 @@ def test_gpu_planner_runs_gluon_for_its_class(layout, monkeypatch):
     y = tritonmm.linear(torch.randn(1024, 2048, device="cuda").to(torch.bfloat16),
                         torch.randn(1024, 2048, device="cuda").to(torch.bfloat16), bias)
     assert len(calls) == launched and torch.isfinite(y).all()
+
+
+@pytest.mark.gpu
+def test_gpu_planner_runs_short_k_batches_on_pingpong(monkeypatch):
+    """rules.gluon_batched's class through tritonmm.matmul and torch.bmm under use_tritonmm (attention's q @ k.T):
+    the ping-pong schedule over the caller's tensors, matching float64 into a NaN-filled out, eagerly (the second
+    call relaunched from the cache, no launch through Triton) and in a CUDA graph; a broadcast B too."""
+    _skip_unless_available()
+    import tritonmm
+    from tritonmm import thresholds
+    from tritonmm.planner import chosen
+    calls = _gluon_runs(monkeypatch)
+    monkeypatch.setitem(thresholds.OVERRIDES, "gluon_batched_min_waves", 0)  # a small batch, quick to check,
+    monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 0)  # on the TMA path eagerly too
+    torch.manual_seed(17)
+    q = torch.randn(6, 520, 128, device="cuda").to(torch.bfloat16)
+    for k in (torch.randn(6, 784, 128, device="cuda").to(torch.bfloat16),  # 784 = 6 x 128 + 16: C's rows 32-byte
+              torch.randn(1, 784, 128, device="cuda").to(torch.bfloat16).expand(6, 784, 128)):  # aligned, last tile moved
+        b = k.mT
+        assert chosen(q, b, "native")[1] == chosen(q, b, "native", captured=True)[1] == "gluon"
+        out = torch.full((6, 520, 784), float("nan"), dtype=torch.bfloat16, device="cuda")
+        assert tritonmm.matmul(q, b, out=out) is out and rel_err(out, q, b) < BOUND[torch.bfloat16]
+        ran = calls[-1]  # on the caller's memory, no copy (the planner may hand over views of the same tensors)
+        assert ran[3] == "pingpong" and (ran[0].data_ptr(), ran[1].data_ptr()) == (q.data_ptr(), b.data_ptr())
+        with tritonmm.use_tritonmm():
+            again = torch.bmm(q, b)
+        assert rel_err(again, q, b) < BOUND[torch.bfloat16]
+        launched = len(calls)
+        out.fill_(float("nan"))
+        assert tritonmm.matmul(q, b, out=out) is out and rel_err(out, q, b) < BOUND[torch.bfloat16]
+        assert len(calls) == launched  # relaunched from the cache
+        graph_out = torch.full_like(out, float("nan"))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            tritonmm.matmul(q, b, out=graph_out)
+        graph.replay()
+        assert rel_err(graph_out, q, b) < BOUND[torch.bfloat16]
 
 
 @pytest.mark.gpu

@@ -165,11 +165,13 @@ def as_given_gluon(a, b, out, bias, activation: str, scales, captured: bool):
 
 
 def gluon_schedule(plan):
-    """The Gluon schedule a planned product runs on rather than its TMA steps (rules.gluon, over the operands as
-    the TMA kernel would read them; rules.gluon_tf32x3 for tf32x3 on split operands), or None."""
+    """The Gluon schedule a planned product runs on rather than its TMA steps (rules.gluon, rules.gluon_batched for
+    a batch, over the operands as the TMA kernel would read them; rules.gluon_tf32x3 for tf32x3 on split operands),
+    or None."""
     if plan.path != "tma":
         return None
     if plan.presplit:
         return rules.GLUON_TF32X3_SCHEDULE if rules.gluon_tf32x3(plan.facts, plan.out, plan.bias,
                                                                   plan.constants["ACTIVATION"], plan.batched) else None
-    return rules.gluon(plan.facts, plan.a, plan.b, plan.out, plan.bias, plan.constants["ACTIVATION"], plan.scales)
+    rule = rules.gluon_batched if plan.batched else rules.gluon
+    return rule(plan.facts, plan.a, plan.b, plan.out, plan.bias, plan.constants["ACTIVATION"], plan.scales)

@@ -22,12 +22,14 @@ in docs/design.md.
     gluon_as_given   which Gluon schedule runs a product whose rows TMA reads slowly over the operands as they
                      are: its clusters or its wide schedule (Triton >= 3.8; design.md: gluon-misaligned,
                      gluon-wide-as-given)
+    gluon_batched    which Gluon schedule runs a batch of short K the TMA kernel would run: its ping-pong
+                     (Triton >= 3.8; design.md: gluon-batched-short-k)
     gluon_tf32x3     whether a tf32x3 product on split operands runs on the Gluon tf32x3 kernel (Triton >= 3.8;
                      design.md: gluon-tf32x3)
 """
 import torch
 
-from . import config_space, cost_model, device, layout, splits, thresholds
+from . import config_space, cost_model, device, layout, splits, thresholds, validation
 from .config_space import cdiv
 
 # The Gluon kernel's schedules the planner runs (kernels/gluon_gemm.py): where rules.gluon says, one consumer
@@ -38,6 +40,7 @@ from .config_space import cdiv
 GLUON_SCHEDULE = "cooperative-s3"
 GLUON_WIDE_SCHEDULE = "wide"
 GLUON_CLUSTER_SCHEDULE = "cluster"
+GLUON_BATCHED_SCHEDULE = "pingpong"  # two consumer warpgroups on alternate 128x128 tiles (gluon-batched-short-k)
 GLUON_TF32X3_SCHEDULE = "tf32x3"  # kernels/gluon_tf32x3.py (its NAME): float32 on split operands
 
 
@@ -303,6 +306,32 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
         return None
     (M, K), N = a.shape, b.shape[1]
     return schedule if tma_path(facts, M, N, K, 0, captured) else None
+
+
+def gluon_batched(facts, a, b, c, bias, activation: str, scales):
+    """The Gluon schedule that runs a batch the TMA kernel would run, or None: plain 16-bit batches (entries as
+    _gluon_takes takes a product, stacked as gluon_args.check_batched asks) of K in (gluon_batched_min_k,
+    gluon_batched_max_k], C's rows 32-byte aligned, and at least gluon_batched_min_waves waves of 128x128 tiles, on
+    the ping-pong schedule (design.md: gluon-batched-short-k). A tile's main loop is one or two K steps there, no
+    longer than its epilogue; the tl kernel's warps store C between their K steps, where one ping-pong consumer's
+    store runs under the other's wgmma."""
+    if a.dim() != 3 or validation.traced(a):
+        return None
+    th = thresholds.for_device(facts)
+    Z, M, K = a.shape
+    N = b.shape[2]
+    if not th.gluon_batched_min_k < K <= th.gluon_batched_max_k or c.stride(1) % 16 or \
+            Z * cdiv(M, 128) * cdiv(N, 128) < th.gluon_batched_min_waves * facts.num_sms:
+        return None
+    from .kernels import gluon_args, gluon_gemm
+    s = gluon_gemm.SCHEDULES[GLUON_BATCHED_SCHEDULE]
+    if M < s.tile_m or N < s.tile_n or not _gluon_takes(a[0], b[0], c[0], bias, activation, scales):
+        return None
+    try:
+        gluon_args.check_batched(a, b, c, s.tile_m, s.tile_n, gluon_gemm.BLOCK_K)
+    except (TypeError, ValueError):  # entries not stacked evenly, or a row-major B of K not a multiple of the step
+        return None
+    return GLUON_BATCHED_SCHEDULE
 
 
 def gluon_tf32x3(facts, c, bias, activation: str, batched: bool) -> bool:

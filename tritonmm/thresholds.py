@@ -88,6 +88,13 @@ class Thresholds(NamedTuple):
     # Those of the wide schedule's class whose A or B rows are 16 but not 32 bytes apart run on it read as they
     # are, not on realign's copies (design.md: gluon-wide-as-given).
     gluon_wide_as_given: bool = True
+    # Batches of K in (gluon_batched_min_k, gluon_batched_max_k] (attention's q @ k.T over head dims) whose C rows are
+    # 32-byte aligned and whose 128x128 tiles make at least gluon_batched_min_waves waves over the SMs run on the
+    # Gluon kernel's ping-pong schedule: one consumer's epilogue (C's store) runs under the other's wgmma, where short
+    # K leaves the tl kernel's stores exposed (design.md: gluon-batched-short-k); max_k 0: never.
+    gluon_batched_min_k: int = 64
+    gluon_batched_max_k: int = 128
+    gluon_batched_min_waves: float = 4.0
     # tf32x3 products whose operands are split before the kernel (tf32x3_split_min_macs_per_byte) run on the Gluon
     # tf32x3 kernel, plain ones whose C rows TMA stores (design.md: gluon-tf32x3).
     gluon_tf32x3: bool = True

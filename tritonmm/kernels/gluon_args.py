@@ -12,7 +12,7 @@ def check(a, b, out) -> bool:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
         if t.dim() != 2:
-            raise ValueError(f"{name} must be a 2-D matrix, got shape {tuple(t.shape)}; flatten batches into rows")
+            raise ValueError(f"{name} must be a 2-D matrix (or a, b and out 3-D batches), got shape {tuple(t.shape)}")
         if t.dtype not in (torch.bfloat16, torch.float16):
             raise TypeError(f"{name} is {t.dtype}; the Gluon GEMM takes torch.bfloat16 or torch.float16: "
                             f"convert with {name}.to(torch.bfloat16)")
@@ -49,6 +49,46 @@ def check(a, b, out) -> bool:
         if out.shape != (M, N) or out.dtype != a.dtype or (out.numel() and not rows(out, 1, N)) or out.data_ptr() % 16:
             raise ValueError(f"out must be a row-major, 16-byte aligned ({M}, {N}) {a.dtype} tensor with rows 16-byte "
                              f"aligned, got {tuple(out.shape)} {out.dtype} with strides {out.stride()}; pass out=None")
+        if overlaps(out, a) or overlaps(out, b):
+            raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
+    return b_kmajor
+
+
+def check_batched(a, b, out, tile_m: int, tile_n: int, block_k: int) -> bool:
+    """check's for a batch, a (Z, M, K) @ b (Z, K, N) into out (Z, M, N), which the kernel reads and writes as 2-D
+    views whose rows stack the entries (gluon_gemm.run): each entry as check asks, and entries evenly stacked (or an
+    operand broadcast, batch stride 0), M and N at least a tile (the last tile of each entry moves back inside it),
+    and a row-major B's K a multiple of the K step (a step past K would read the next entry's rows). Returns
+    whether B is read K-major."""
+    for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 3:
+            raise ValueError(f"{name} must be 3-D (entries, rows, columns), got shape {tuple(t.shape)}")
+    Z, M, K = a.shape
+    N = b.shape[2]
+    if b.shape[0] != Z or (out is not None and out.shape[0] != Z):
+        raise ValueError(f"a, b and out must have as many entries, got {tuple(a.shape)}, {tuple(b.shape)} and "
+                         f"{None if out is None else tuple(out.shape)}; expand a broadcast operand to {Z} entries")
+    if Z == 0:
+        return False
+    b_kmajor = check(a[0], b[0], None if out is None else out[0])
+    if M < tile_m or N < tile_n:
+        raise ValueError(f"a batch's entries must be at least a tile, {tile_m} x {tile_n}, got {M} x {N}; run "
+                         "smaller entries with tritonmm.matmul")
+    b_entry = N * b.stride(2) if b_kmajor else K * b.stride(1)
+    for name, stride, entry in (("a", a.stride(0), M * a.stride(1)), ("b", b.stride(0), b_entry)):
+        if stride not in (0, entry):
+            raise ValueError(f"{name}'s entries must follow each other ({name}.stride(0) = {entry}) or be one "
+                             f"broadcast (stride 0), got strides {tuple(a.stride() if name == 'a' else b.stride())}; "
+                             f"pass {name}.contiguous()")
+    if not b_kmajor and b.stride(0) and K % block_k:
+        raise ValueError(f"K = {K} is not a multiple of {block_k}: a row-major b's last K step would read the next "
+                         "entry's rows; pass b as the transposed view of a (Z, N, K) tensor, or pad K")
+    if out is not None:
+        if out.stride(0) != M * out.stride(1):
+            raise ValueError(f"out's entries must follow each other (out.stride(0) = {M * out.stride(1)}), got "
+                             f"strides {tuple(out.stride())}; pass out=None")
         if overlaps(out, a) or overlaps(out, b):
             raise ValueError("out overlaps a or b, which the kernel still reads while it writes; pass another out")
     return b_kmajor

@@ -7,17 +7,19 @@ import triton
 from .gluon_gemm import _MISSING, DEFAULT_SCHEDULE, _blocks, _constexprs, gluon_gemm_kernel
 
 
-def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE):
+def compile_sm90(dtype: str = "bf16", b_kmajor: bool = False, schedule: str = DEFAULT_SCHEDULE, batched: bool = False):
     """Compiles the kernel for sm_90a without a GPU (ptxas included) and returns Triton's CompiledKernel: .asm
     holds the ptx and the cubin, .metadata the shared memory. TRITON_INTERPRET must be unset in this process.
-    dtype "tf32x3": gluon_tf32x3.py's kernel (float32 on split operands; b_kmajor and schedule do not apply)."""
+    dtype "tf32x3": gluon_tf32x3.py's kernel (float32 on split operands; b_kmajor, schedule and batched do not
+    apply)."""
     if _MISSING is not None:  # before the layouts, which need Gluon
         raise RuntimeError(_MISSING)
     if dtype == "tf32x3":
         from . import gluon_tf32x3
         return _compile(gluon_tf32x3.gluon_tf32x3_kernel, "fp32", gluon_tf32x3.blocks(), *gluon_tf32x3.constexprs())
     torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
-    return _compile(gluon_gemm_kernel, dtype, _blocks(schedule, b_kmajor, torch_dtype), *_constexprs(schedule, b_kmajor))
+    return _compile(gluon_gemm_kernel, dtype, _blocks(schedule, b_kmajor, torch_dtype),
+                    *_constexprs(schedule, b_kmajor, batched))
 
 
 def _compile(kernel, dtype: str, blocks: dict, constexprs: dict, options: dict):
@@ -26,7 +28,8 @@ def _compile(kernel, dtype: str, blocks: dict, constexprs: dict, options: dict):
     # A descriptor's type is spelled as the launcher spells it when it specializes (TensorDescriptor.__mangle__).
     sig = {f"{name}_desc": f"tensordesc<{dtype}[{','.join(map(str, block))}],{layout!r}>"
            for name, (block, layout) in blocks.items()}
-    sig.update(M="i32", N="i32", K="i32", **{name: "constexpr" for name in constexprs})
+    ints = ("M", "N", "K", "Z", "a_rows", "b_rows") if "BATCHED" in constexprs else ("M", "N", "K")
+    sig.update({name: "i32" for name in ints}, **{name: "constexpr" for name in constexprs})
     src = GluonASTSource(fn=kernel, signature=sig, constexprs=constexprs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
 

@@ -33,9 +33,9 @@ layout's cga_layout says how the CTAs split them (A and C by rows, [[1, 0]]; B b
 compiler issues B's multicast from CTA 0 only, so CTA 0 may refill a slot only once both CTAs' consumers have
 released it: `pair` is a barrier of the lead CTA that both arrive on (allocate_mbarrier(two_ctas=True)).
 
-Any shape whose rows TMA can address (16-byte aligned: K, and N, multiples of 8): the descriptors carry the
-real shapes, TMA zero-fills reads past M, N and K and clips the stores of C. B is either K x N row-major or
-the transposed view of an N x K row-major weight (x @ W.T), read K-major and transposed in shared memory.
+Any shape whose rows TMA can address (K and N multiples of 8): the descriptors carry the real shapes; TMA
+zero-fills reads past M, N and K and clips C's stores. B is K x N row-major or w.T of an N x K weight (read
+K-major). A batch runs as 2-D views stacking its entries' rows (design.md: gluon-batched-short-k).
 """
 import functools
 from typing import NamedTuple
@@ -45,7 +45,7 @@ import triton
 import triton.language as tl
 
 from . import version
-from .gluon_args import check as _check
+from .gluon_args import check as _check, check_batched as _check_batched
 
 
 try:
@@ -68,8 +68,7 @@ except ImportError as exc:  # the kernels below are then defined but never compi
 
 BLOCK_K = 64  # the K step
 GROUP_M = gl.constexpr(8)  # tiles.tile_coords' grouping: programs running together share B (and A) tiles in L2
-SMEM_BYTES = 232448  # the most shared memory an sm_90 block may opt into (227 KiB)
-REGISTERS = 65536  # an SM's register file, 32-bit registers
+SMEM_BYTES, REGISTERS = 232448, 65536  # what an sm_90 block may opt into (227 KiB); an SM's 32-bit registers
 
 
 @jit
@@ -82,10 +81,23 @@ def _tile_offsets(tile, num_pid_m, num_pid_n, BM: gl.constexpr, BN: gl.constexpr
 
 
 @jit
-def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.constexpr,
-            B_KMAJOR: gl.constexpr, SLABS: gl.constexpr):
+def _unit_offsets(unit, M, N, num_pid_m, num_pid_n, BM: gl.constexpr, BN: gl.constexpr, GROUP: gl.constexpr,
+                  BATCHED: gl.constexpr):
+    """(entry, row, column) of a unit, entry by entry. BATCHED: the last tiles start at M - BM and N - BN, inside
+    the entry, never in the next one's rows (shared rows get the same bits twice: gemm_tma.py's SHIFT)."""
+    tiles = num_pid_m * num_pid_n
+    off_m, off_n = _tile_offsets(unit % tiles, num_pid_m, num_pid_n, BM, BN, GROUP)
+    if BATCHED:
+        off_m = gl.minimum(off_m, M - BM)
+        off_n = gl.minimum(off_n, N - BN)
+    return unit // tiles, off_m, off_n
+
+
+@jit
+def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, Z, a_rows, b_rows, BN: gl.constexpr,
+            B_KMAJOR: gl.constexpr, SLABS: gl.constexpr, BATCHED: gl.constexpr):
     """One warp: fills the ring in tile order, the order in which the consumers drain it; a slot holds SLABS
-    boxes of A (a tile's row slabs) and one of B."""
+    boxes of A (a tile's row slabs) and one of B. Entry z's rows start at z * a_rows and z * b_rows (0: broadcast)."""
     BM: gl.constexpr = a_desc.block_shape[0] * SLABS
     BK: gl.constexpr = a_desc.block_shape[1]
     STAGES: gl.constexpr = b_bufs.shape[0]
@@ -94,8 +106,9 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.
     num_pid_n = gl.cdiv(N, BN)
     nbytes: gl.constexpr = SLABS * a_desc.nbytes_per_cta + b_desc.nbytes_per_cta  # B whole in each CTA of a cluster
     slot = 0
-    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
+    for unit in range(gl.program_id(0), num_pid_m * num_pid_n * Z, gl.num_programs(0)):
+        z, off_m, off_n = _unit_offsets(unit, M, N, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER, BATCHED)
+        row_a, row_b = z * a_rows + off_m, z * b_rows
         for k in range(0, K, BK):
             s = slot % STAGES
             # A fresh barrier is in phase 0: a wait for parity 1 passes at once, so the first STAGES loads go
@@ -106,18 +119,19 @@ def _loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN: gl.
                 mbarrier.wait(pair.index(s), parity)  # both CTAs' consumers (only the lead CTA waits)
             mbarrier.expect(ready.index(s), nbytes)
             for j in gl.static_range(SLABS):  # a slab wholly past M is zero-filled, its bytes still counted
-                tma.async_load(a_desc, [off_m + j * a_desc.block_shape[0], k], ready.index(s),
+                tma.async_load(a_desc, [row_a + j * a_desc.block_shape[0], k], ready.index(s),
                                a_bufs.index(s * SLABS + j))
             if B_KMAJOR:
-                tma.async_load(b_desc, [off_n, k], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
+                tma.async_load(b_desc, [row_b + off_n, k], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
             else:
-                tma.async_load(b_desc, [k, off_n], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
+                tma.async_load(b_desc, [row_b + k, off_n], ready.index(s), b_bufs.index(s), multicast=CLUSTER > 1)
             slot += 1
 
 
 @jit
-def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN: gl.constexpr,
-              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr, SLABS: gl.constexpr):
+def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN: gl.constexpr,
+              B_KMAJOR: gl.constexpr, WHICH: gl.constexpr, CONSUMERS: gl.constexpr, SLABS: gl.constexpr,
+              BATCHED: gl.constexpr):
     """Consumer WHICH of CONSUMERS: where SLABS is 1, the program's tiles WHICH, WHICH + CONSUMERS, ... whole;
     where SLABS is CONSUMERS, slab WHICH (its rows) of every tile of the program. wgmma, then C by TMA."""
     SLAB_M: gl.constexpr = c_desc.block_shape[0]  # the rows this consumer computes of a tile
@@ -138,9 +152,9 @@ def _consumer(a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K
     k_steps = gl.cdiv(K, BK)
     step = gl.num_programs(0)
     nth = WHICH // SLABS  # the program's nth tile, whose K steps took ring slots nth * k_steps onward
-    for tile in range(gl.program_id(0) + nth * step, num_pid_m * num_pid_n, TURNS * step):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER)
-        off_m += SLAB * SLAB_M
+    for unit in range(gl.program_id(0) + nth * step, num_pid_m * num_pid_n * Z, TURNS * step):
+        z, off_m, off_n = _unit_offsets(unit, M, N, num_pid_m, num_pid_n, BM, BN, GROUP_M // CLUSTER, BATCHED)
+        off_m += z * M + SLAB * SLAB_M  # C's 2-D view: entry z's rows start at z * M
         if TURNS > 1:
             # Ping-pong: the main loops take turns. Besides overlapping one's epilogue with the other's wgmma,
             # this keeps each consumer at most one phase ahead of a slot's barrier, which parity waits need.
@@ -187,9 +201,10 @@ def _release(empty, pair, s, pred, CLUSTER: gl.constexpr):
         mbarrier.arrive(pair.index(s), pred=pred)  # on the lead CTA's barrier, from both CTAs
 
 
-@jit(do_not_specialize=["M", "N", "K"])
-def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, STAGES: gl.constexpr,
-                      CONSUMERS: gl.constexpr, SLABS: gl.constexpr, CONSUMER_REGS: gl.constexpr):
+@jit(do_not_specialize=["M", "N", "K", "Z", "a_rows", "b_rows"])
+def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, Z, a_rows, b_rows, B_KMAJOR: gl.constexpr,
+                      STAGES: gl.constexpr, CONSUMERS: gl.constexpr, SLABS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                      BATCHED: gl.constexpr):
     dtype: gl.constexpr = a_desc.dtype
     BN: gl.constexpr = b_desc.block_shape[0] if B_KMAJOR else b_desc.block_shape[1]
     a_bufs = gl.allocate_shared_memory(dtype, [STAGES * SLABS] + a_desc.block_shape, a_desc.layout)
@@ -208,27 +223,30 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, M, N, K, B_KMAJOR: gl.constexpr, S
     # The argument tuples are spelled out in the call: a tuple held in a variable turns constexprs into tensors.
     if CONSUMERS == 1:
         gl.warp_specialize([
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         0, 1, 1)),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN, B_KMAJOR,
+                         0, 1, 1, BATCHED)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, Z, a_rows, b_rows, BN,
+                       B_KMAJOR, 1, BATCHED)),
         ], [1], [24])
     elif CONSUMERS == 2:
         gl.warp_specialize([
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         0, 2, 1)),
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(1), gl.constexpr(2), gl.constexpr(1))),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 1)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN, B_KMAJOR,
+                         0, 2, 1, BATCHED)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN, B_KMAJOR,
+                         gl.constexpr(1), gl.constexpr(2), gl.constexpr(1), BATCHED)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, Z, a_rows, b_rows, BN,
+                       B_KMAJOR, 1, BATCHED)),
         ], [4, 1], [CONSUMER_REGS, 24])
     else:  # three slabs of each tile
         gl.warp_specialize([
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         0, 3, 3)),
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(1), gl.constexpr(3), gl.constexpr(3))),
-            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, BN, B_KMAJOR,
-                         gl.constexpr(2), gl.constexpr(3), gl.constexpr(3))),
-            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, BN, B_KMAJOR, 3)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN, B_KMAJOR,
+                         0, 3, 3, BATCHED)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN, B_KMAJOR,
+                         gl.constexpr(1), gl.constexpr(3), gl.constexpr(3), BATCHED)),
+            (_consumer, (a_bufs, b_bufs, c_desc, c_bufs, ready, empty, pair, order, M, N, K, Z, BN, B_KMAJOR,
+                         gl.constexpr(2), gl.constexpr(3), gl.constexpr(3), BATCHED)),
+            (_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, pair, M, N, K, Z, a_rows, b_rows, BN,
+                       B_KMAJOR, 3, BATCHED)),
         ], [4, 4, 1], [CONSUMER_REGS, CONSUMER_REGS, 24])
     if gl.num_ctas() > 1:
         cluster.barrier()  # neither CTA exits while the other may still arrive on its barriers
@@ -308,17 +326,18 @@ def _blocks(schedule: str, b_kmajor: bool, dtype: torch.dtype) -> dict:
             for name, (block, cga) in blocks.items()}
 
 
-def _constexprs(schedule: str, b_kmajor: bool) -> tuple:
+def _constexprs(schedule: str, b_kmajor: bool, batched: bool = False) -> tuple:
     """(the kernel's constexpr arguments, its launch options)."""
     s = SCHEDULES[schedule]
     return ({"B_KMAJOR": b_kmajor, "STAGES": stages(schedule), "CONSUMERS": s.consumers, "SLABS": s.slabs,
-             "CONSUMER_REGS": s.consumer_regs()},
+             "CONSUMER_REGS": s.consumer_regs(), "BATCHED": batched},
             {"num_warps": s.warps(), "num_ctas": s.ctas, "maxnreg": s.maxnreg()})
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor = None, *, schedule: str = DEFAULT_SCHEDULE):
     """a @ b by the Gluon kernel, into out (allocated where None). a: (M, K) row-major; b: (K, N) row-major or
-    the transposed view w.T of a row-major (N, K) w; bf16 or fp16, K and N multiples of 8; Hopper only."""
+    the transposed view w.T of a row-major (N, K) w; bf16 or fp16, K and N multiples of 8; Hopper only. Or a batch,
+    (Z, M, K) @ (Z, K, N), entries stacked or broadcast, each at least a tile (gluon_args.check_batched)."""
     return run(a, b, out, schedule)[0]
 
 
@@ -327,40 +346,42 @@ def run(a, b, out, schedule: str) -> tuple:
     after them) for a launch cache to repeat (tritonmm's relaunch.py), or None where nothing was launched."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
-    b_kmajor = _check(a, b, out)
+    s = SCHEDULES[schedule]
+    batched = isinstance(a, torch.Tensor) and a.dim() == 3
+    b_kmajor = _check_batched(a, b, out, s.tile_m, s.tile_n, BLOCK_K) if batched else _check(a, b, out)
     for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
         if t.device.type != "cuda" or t.device != a.device:
             raise ValueError(f"{name} is on {t.device}; a, b and out must be on one CUDA device: use .cuda()")
     ok, reason = available(a.device)
     if not ok:
         raise RuntimeError(f"the Gluon GEMM is unavailable here: {reason}")
-    (M, K), N = a.shape, b.shape[1]
-    out = torch.empty((M, N), device=a.device, dtype=a.dtype) if out is None else out
-    if M == 0 or N == 0:
-        return out, None
-    if K == 0:
-        return out.zero_(), None
-    s = SCHEDULES[schedule]
+    Z, (M, K), N = a.shape[0] if batched else 1, a.shape[-2:], b.shape[-1]
+    out = torch.empty((Z, M, N) if batched else (M, N), device=a.device, dtype=a.dtype) if out is None else out
+    if M == 0 or N == 0 or Z == 0 or K == 0:  # nothing to launch: an empty result, or an empty sum's zeros
+        return out if out.numel() == 0 else out.zero_(), None
     (a_block, a_layout), (b_block, b_layout), (c_block, c_layout) = _blocks(schedule, b_kmajor, a.dtype).values()
-    # The real shapes (TMA zero-fills and clips past them); a size-1 dim's stride is free, so rows are given one.
+    # The real shapes (TMA zero-fills and clips past them); a size-1 dim's stride is free, so rows are given one. A
+    # batch: 2-D views stacking the entries' rows (a broadcast operand's once), entry z's from z * a_rows, z * b_rows.
     row = lambda t, dim, length: t.stride(dim) if t.shape[dim] > 1 else length  # noqa: E731
-    a_desc = TensorDescriptor(a, [M, K], [row(a, 0, K), 1], a_block, a_layout)
-    b_desc = TensorDescriptor(b, [N, K] if b_kmajor else [K, N], [row(b, 1, K), 1] if b_kmajor else [row(b, 0, N), 1],
-                              b_block, b_layout)
-    c_desc = TensorDescriptor(out, [M, N], [row(out, 0, N), 1], c_block, c_layout)
-    args = (a_desc, b_desc, c_desc, M, N, K)
-    constexprs, options = _constexprs(schedule, b_kmajor)
+    a_rows, b_rows = (M if a.stride(0) else 0, (N if b_kmajor else K) if b.stride(0) else 0) if batched else (0, 0)
+    a_desc = TensorDescriptor(a, [max(Z * a_rows, M), K], [row(a, -2, K), 1], a_block, a_layout)
+    b_desc = TensorDescriptor(b, [max(Z * b_rows, N), K] if b_kmajor else [max(Z * b_rows, K), N],
+                              [row(b, -1, K), 1] if b_kmajor else [row(b, -2, N), 1], b_block, b_layout)
+    c_desc = TensorDescriptor(out, [Z * M, N], [row(out, -2, N), 1], c_block, c_layout)
+    args = (a_desc, b_desc, c_desc, M, N, K, Z, a_rows, b_rows)
+    constexprs, options = _constexprs(schedule, b_kmajor, batched)
     with torch.cuda.device(a.device):
-        grid = (min(_programs(schedule, b_kmajor, args), triton.cdiv(M, s.tile_m) * triton.cdiv(N, s.tile_n)), )
+        grid = (min(_programs(schedule, b_kmajor, args, batched),
+                    Z * triton.cdiv(M, s.tile_m) * triton.cdiv(N, s.tile_n)), )
         compiled = gluon_gemm_kernel[grid](*args, **constexprs, **options)
     named = dict(zip(gluon_gemm_kernel.arg_names, args), **constexprs)  # in the signature's order, as the launcher
     return out, (compiled, grid, args[:3], tuple(named[n] for n in gluon_gemm_kernel.arg_names[3:]))
 
 
-_CLUSTERS = {}
+_CLUSTERS = {}  # _programs' clusters that run at once, by kernel variant
 
 
-def _programs(schedule: str, b_kmajor: bool, args: tuple) -> int:
+def _programs(schedule: str, b_kmajor: bool, args: tuple, batched: bool = False) -> int:
     """Programs that run at once: one an SM, or for 2-CTA clusters as many as the GPCs hold (the SMs of a GPC
     pair up, so fewer than half the SMs where a GPC's count is odd). A persistent program launched past that
     would run its tiles after all the others."""
@@ -368,9 +389,9 @@ def _programs(schedule: str, b_kmajor: bool, args: tuple) -> int:
     ctas = SCHEDULES[schedule].ctas
     if ctas == 1:
         return sms
-    key = (torch.cuda.current_device(), schedule, b_kmajor, args[0].base.dtype)
+    key = (torch.cuda.current_device(), schedule, b_kmajor, args[0].base.dtype, batched)
     if key not in _CLUSTERS:
-        constexprs, options = _constexprs(schedule, b_kmajor)
+        constexprs, options = _constexprs(schedule, b_kmajor, batched)
         kernel = gluon_gemm_kernel.warmup(*args, **constexprs, **options, grid=(1, ))
         kernel._init_handles()
         _CLUSTERS[key] = triton.runtime.driver.active.utils.cuOccupancyMaxActiveClusters(
