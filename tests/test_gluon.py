@@ -133,7 +133,8 @@ def test_arguments_are_checked_before_any_gpu_work():
 
 def test_batches_pass_the_checks_where_entries_stack_or_broadcast():
     """A batch whose entries follow each other, or one operand broadcast (batch stride 0), passes every check but the
-    device's; a row-major B of K a multiple of the K step too; so does an empty batch."""
+    device's; a row-major B of K a multiple of the K step too; so do empty batches and entries, and one entry whose
+    batch strides are anything."""
     h = dict(dtype=torch.float16)
     a, w = torch.randn(3, 130, 96).to(**h), torch.randn(3, 264, 96).to(**h)
     for b in (w.mT, w[:1].mT.expand(3, 96, 264), torch.randn(3, 128, 264).to(**h)):
@@ -143,6 +144,10 @@ def test_batches_pass_the_checks_where_entries_stack_or_broadcast():
     with pytest.raises(ValueError, match="CUDA device"):
         gluon_gemm.matmul(a[:1].expand(3, 130, 96), w.mT, out=torch.empty(3, 130, 264, **h), schedule="pingpong")
     assert gluon_gemm._check_batched(a[:0], w[:0].mT, None, 128, 128, 64) is False
+    assert gluon_gemm._check_batched(a[:, :0], w.mT, None, 128, 128, 64) is True  # (3, 0, 96) @ (3, 96, 264): K-major
+    gluon_gemm._check_batched(a[:, :, :0], w[:, :, :0].mT, None, 128, 128, 64)  # K = 0 passes: run zeroes out
+    one = torch.randn(1, 200, 96).to(**h)[:, :130]  # an entry's rows from a larger buffer: stride(0) is free
+    assert gluon_gemm._check_batched(one, w[:1].mT, torch.empty(1, 300, 264, **h)[:, :130], 128, 128, 64) is True
     buffer = torch.randn(3 * 128 * 128).to(**h)  # out over the whole of it, b its first 3 x 96 x 128
     with pytest.raises(ValueError, match="overlaps"):
         gluon_gemm.matmul(torch.randn(3, 128, 96).to(**h), buffer[:3 * 96 * 128].view(3, 96, 128),
@@ -222,32 +227,43 @@ def test_gpu_matches_float64(shape, dtype, layout, schedule):
     assert rel_err(out, a, b) < BOUND[dtype]
 
 
-BATCHES = [  # (Z, M, N, K, layout, broadcast operand), M and N past the schedule's tile by these
-    (3, 44, 8, 128, "NT", ""), (2, 3, 136, 192, "NN", ""), (4, 200, 16, 96, "NT", ""), (3, 0, 0, 64, "NN", ""),
-    (5, 100, 40, 80, "NT", "b"), (3, 8, 24, 128, "NN", "a")]
+BATCHES = [  # (Z, M, N, K, layout, broadcast operand, row padding), M and N past the schedule's tile by these
+    (3, 44, 8, 128, "NT", "", 0), (2, 3, 136, 192, "NN", "", 0), (4, 200, 16, 96, "NT", "", 0), (3, 0, 0, 64, "NN", "", 0),
+    (5, 100, 40, 80, "NT", "b", 0), (3, 8, 24, 128, "NN", "a", 0),
+    (3, 44, 8, 72, "NT", "", 8), (2, 3, 136, 128, "NN", "", 16),  # rows padded with NaN: nothing past K or N is read
+    (3, 8, 24, 40, "NN", "b", 0),  # a broadcast row-major B of K under a step: TMA fills its rows past K with zeros
+    (48, 100, 40, 128, "NT", "", 0)]  # more tiles than programs: each program walks several, the ring wraps
+
+
+def _batch_operand(Z, rows, cols, dtype, pad):
+    """(Z, rows, cols) of fresh random values, a view of a NaN-filled buffer whose rows are cols + pad long."""
+    view = torch.full((Z, rows, cols + pad), float("nan"), dtype=dtype, device="cuda")[..., :cols]
+    return view.copy_(torch.randn(Z, rows, cols, device="cuda").to(dtype))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("schedule", list(gluon_gemm.SCHEDULES))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize("batch", BATCHES, ids=lambda c: f"{c[0]}x{c[4]}{c[5]}k{c[3]}")
+@pytest.mark.parametrize("batch", BATCHES, ids=lambda c: f"{c[0]}x{c[4]}{c[5]}k{c[3]}p{c[6]}")
 def test_gpu_batches_match_float64(batch, dtype, schedule):
     """A batch as 2-D views whose rows stack the entries (gluon_gemm.run): entries past a tile by a part of one (the
-    last tile of each moved back inside it), NN (K a multiple of the K step) and NT, K of one or more steps or part of
-    one, A or B broadcast; into a NaN-filled out, every element written, and a rerun gives the same bits."""
+    last tile of each moved back inside it), NN (K a multiple of the K step, or B broadcast) and NT, K of one or more
+    steps or part of one, A or B broadcast, rows padded with NaN; into a NaN-filled out (its padding too), every
+    element written and nothing past N, and a rerun gives the same bits."""
     _skip_unless_available()
-    Z, dm, dn, K, layout, broadcast = batch
+    Z, dm, dn, K, layout, broadcast, pad = batch
     s = gluon_gemm.SCHEDULES[schedule]
     M, N = s.tile_m + dm, s.tile_n + dn
     torch.manual_seed(Z * M + N + K)
-    a = torch.randn(Z, M, K, device="cuda").to(dtype)
-    b = torch.randn(Z, N, K, device="cuda").to(dtype).mT if layout == "NT" else torch.randn(Z, K, N, device="cuda").to(dtype)
+    a = _batch_operand(Z, M, K, dtype, pad)
+    b = _batch_operand(Z, N, K, dtype, pad).mT if layout == "NT" else _batch_operand(Z, K, N, dtype, pad)
     a = a[:1].expand(Z, M, K) if broadcast == "a" else a
     b = b[:1].expand(Z, K, N) if broadcast == "b" else b
-    out = torch.full((Z, M, N), float("nan"), dtype=dtype, device="cuda")
+    buffer = torch.full((Z, M, N + pad), float("nan"), dtype=dtype, device="cuda")
+    out = buffer[..., :N]
     assert gluon_gemm.matmul(a, b, out=out, schedule=schedule) is out
     first = out.clone()
-    assert rel_err(out, a, b) < BOUND[dtype]
+    assert rel_err(out, a, b) < BOUND[dtype] and torch.isnan(buffer[..., N:]).all()
     out.fill_(float("nan"))
     gluon_gemm.matmul(a, b, out=out, schedule=schedule)
     assert torch.equal(out, first)

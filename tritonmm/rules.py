@@ -315,7 +315,7 @@ def gluon_batched(facts, a, b, c, bias, activation: str, scales):
     the ping-pong schedule (design.md: gluon-batched-short-k). A tile's main loop is one or two K steps there, no
     longer than its epilogue; the tl kernel's warps store C between their K steps, where one ping-pong consumer's
     store runs under the other's wgmma."""
-    if a.dim() != 3 or validation.traced(a):
+    if a.dim() != 3 or validation.traced(a) or a.numel() == 0:
         return None
     th = thresholds.for_device(facts)
     Z, M, K = a.shape

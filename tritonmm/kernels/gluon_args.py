@@ -57,9 +57,9 @@ def check(a, b, out) -> bool:
 def check_batched(a, b, out, tile_m: int, tile_n: int, block_k: int) -> bool:
     """check's for a batch, a (Z, M, K) @ b (Z, K, N) into out (Z, M, N), which the kernel reads and writes as 2-D
     views whose rows stack the entries (gluon_gemm.run): each entry as check asks, and entries evenly stacked (or an
-    operand broadcast, batch stride 0), M and N at least a tile (the last tile of each entry moves back inside it),
-    and a row-major B's K a multiple of the K step (a step past K would read the next entry's rows). Returns
-    whether B is read K-major."""
+    operand broadcast, batch stride 0; one entry's batch strides are free), M and N at least a tile (the last tile of
+    each entry moves back inside it), and a row-major B's K a multiple of the K step (a step past K would read the
+    next entry's rows). Empty entries pass (nothing is read). Returns whether B is read K-major."""
     for name, t in (("a", a), ("b", b)) + ((("out", out), ) if out is not None else ()):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -73,12 +73,14 @@ def check_batched(a, b, out, tile_m: int, tile_n: int, block_k: int) -> bool:
     if Z == 0:
         return False
     b_kmajor = check(a[0], b[0], None if out is None else out[0])
+    if 0 in (M, N, K):  # nothing to read: run returns out as it is, or zeroed where K is 0
+        return b_kmajor
     if M < tile_m or N < tile_n:
         raise ValueError(f"a batch's entries must be at least a tile, {tile_m} x {tile_n}, got {M} x {N}; run "
                          "smaller entries with tritonmm.matmul")
     b_entry = N * b.stride(2) if b_kmajor else K * b.stride(1)
     for name, stride, entry in (("a", a.stride(0), M * a.stride(1)), ("b", b.stride(0), b_entry)):
-        if stride not in (0, entry):
+        if Z > 1 and stride not in (0, entry):
             raise ValueError(f"{name}'s entries must follow each other ({name}.stride(0) = {entry}) or be one "
                              f"broadcast (stride 0), got strides {tuple(a.stride() if name == 'a' else b.stride())}; "
                              f"pass {name}.contiguous()")
@@ -86,7 +88,7 @@ def check_batched(a, b, out, tile_m: int, tile_n: int, block_k: int) -> bool:
         raise ValueError(f"K = {K} is not a multiple of {block_k}: a row-major b's last K step would read the next "
                          "entry's rows; pass b as the transposed view of a (Z, N, K) tensor, or pad K")
     if out is not None:
-        if out.stride(0) != M * out.stride(1):
+        if Z > 1 and out.stride(0) != M * out.stride(1):
             raise ValueError(f"out's entries must follow each other (out.stride(0) = {M * out.stride(1)}), got "
                              f"strides {tuple(out.stride())}; pass out=None")
         if overlaps(out, a) or overlaps(out, b):
