@@ -10,7 +10,8 @@ seed not used before. --draw products of sizes uniform in --sizes (every other o
 of 8, as most weights and activations are; the rest of any size); then --changed more whose plan the changed
 thresholds alter (planner.chosen in a CUDA graph differs), M and N from --sizes' range widened by a
 thousand, K log-uniform in 256-4096 (--k), multiples of 8 (--unaligned: any sizes). Each is NN or x @ W.T (NT),
-bf16 or fp16, drawn; with --dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM. --rows draws
+bf16 or fp16, drawn; with --dtype tf32x3, float32 in tritonmm's tf32x3 against torch.mm's IEEE SGEMM (--dtype
+fp32: in IEEE precision, against the same). --rows draws
 decode-like products instead (draw_rows; the changed ones too), gives each way's share of the read bandwidth (its
 least bytes over its time), and groups the products whose weight rows are 16-byte aligned (K a multiple of 8).
 --batched draws batched products instead, as the sweep draws them (sweep.draw_one: attention's q @ k.T and p @ v
@@ -43,10 +44,10 @@ from tritonmm import planner, thresholds, timing
 from . import sweep
 from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors, round_order, served
 
-BOUND = {"bf16": 1e-2, "fp16": 2e-3, "tf32x3": 1e-5}  # tests/test_ops.py's and test_precision.py's
-KINDS = {"16bit": ["bf16", "fp16"], "tf32x3": ["tf32x3"]}  # --dtype: the dtypes a product is drawn in
-TORCH_DTYPES = {**sweep.DTYPES, "tf32x3": torch.float32}  # tf32x3: float32 operands
-PRECISIONS = {"bf16": "native", "fp16": "native", "tf32x3": "tf32x3"}  # planner.chosen's
+BOUND = {"bf16": 1e-2, "fp16": 2e-3, "tf32x3": 1e-5, "fp32": 1e-5}  # tests/test_ops.py's and test_precision.py's
+KINDS = {"16bit": ["bf16", "fp16"], "tf32x3": ["tf32x3"], "fp32": ["fp32"]}  # --dtype: the dtypes a product is drawn in
+TORCH_DTYPES = {**sweep.DTYPES, "tf32x3": torch.float32, "fp32": torch.float32}  # float32 operands
+PRECISIONS = {"bf16": "native", "fp16": "native", "tf32x3": "tf32x3", "fp32": "ieee"}  # planner.chosen's
 
 
 def parse_set(text: str) -> dict:
@@ -172,7 +173,8 @@ def measure(shape, dtype: str, changes: dict, rounds: int, eager: bool = False) 
     Z, M, N, K = shape.Z, shape.M, shape.N, shape.K
     sets = [sweep.operands(shape, dt) for _ in range(copies(Z * (M * K + K * N) * dt.itemsize))]
     ref = sets[0][0].double() @ sets[0][1].double()
-    ours = functools.partial(tritonmm.matmul, input_precision="tf32x3") if dtype == "tf32x3" else tritonmm.matmul
+    ours = functools.partial(tritonmm.matmul, input_precision=PRECISIONS[dtype]) if dt == torch.float32 \
+        else tritonmm.matmul
     ways = {"torch": (torch.bmm if Z > 1 else torch.mm, {}), "shipped": (ours, {}), "changed": (ours, changes)}
     graphs, outs, errs = {}, {}, {}
     for name, (fn, over) in ways.items():
@@ -240,7 +242,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dtype", choices=list(KINDS), default="16bit",
-                        help="16bit: bf16 and fp16, drawn; tf32x3: float32 in tf32x3, against IEEE SGEMM")
+                        help="16bit: bf16 and fp16, drawn; tf32x3: float32 in tf32x3, against IEEE SGEMM; fp32: "
+                             "float32 in IEEE precision, against the same")
     parser.add_argument("--rows", help="LO-HI: draw decode-like products x @ W.T instead, M log-uniform in LO-HI "
                         "and the weight's sizes in --sizes (draw_rows); also prints each one's share of the read "
                         "bandwidth")
@@ -274,7 +277,7 @@ def main(argv=None) -> int:
     import triton
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; changed: {changes}; "
           f"timed: {'eager calls' if args.eager else 'CUDA-graph replays'}")
-    if args.dtype == "tf32x3":  # torch.mm's float32 as IEEE SGEMM, whatever the process asked before
+    if args.dtype in ("tf32x3", "fp32"):  # torch.mm's float32 as IEEE SGEMM, whatever the process asked before
         torch.backends.cuda.matmul.fp32_precision = "ieee"
     rng = random.Random(args.seed)
     dtypes = KINDS[args.dtype]

@@ -54,6 +54,7 @@ def path(request, monkeypatch):
         monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
         monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_rows", 0)
         monkeypatch.setitem(thresholds.OVERRIDES, "tf32x3_split_min_macs_per_byte", 0)
+        monkeypatch.setitem(thresholds.OVERRIDES, "ieee_tma", True)  # IEEE float32 too (ieee-pointer)
     else:  # nor worth staging for it, nor few rows in graphs, and the pointer kernel reads the caller's operands
         monkeypatch.setitem(thresholds.OVERRIDES, "stream_model", False)
         monkeypatch.setitem(thresholds.OVERRIDES, "stage_min_macs_per_byte", float("inf"))
@@ -64,13 +65,15 @@ def path(request, monkeypatch):
 
 def every_product_on_tma(monkeypatch) -> None:
     """Lowers every size bar of the TMA path: products of any size take it, staging what TMA
-    cannot read and splitting tf32x3's operands (where the device has TMA: rules.tma_path)."""
+    cannot read and splitting tf32x3's operands, IEEE float32 too (where the device has TMA: rules.tma_path;
+    thresholds' ieee_tma)."""
     import importlib
     thresholds = importlib.import_module("tritonmm.thresholds")
     for name in ("tma_min_macs", "tma_min_rows", "few_tiles_per_sm", "stage_min_macs_per_byte",
                  "stage_min_macs_per_byte_wide_reads", "stage_eager_min_macs", "stage_eager_native_min_macs",
                  "tf32x3_split_min_macs_per_byte"):
         monkeypatch.setitem(thresholds.OVERRIDES, name, 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "ieee_tma", True)  # IEEE float32 too (ieee-pointer)
 
 
 def every_product_on_the_tma_kernel(monkeypatch, device: str, stand_in_sms: int = 132) -> None:

@@ -190,6 +190,18 @@ def test_short_tiles_offered_to_few_rows_on_the_tma_kernel_only(monkeypatch, dev
     assert offered(33, True) == [False] * len(short)
 
 
+def test_ieee_float32_takes_the_pointer_kernel(monkeypatch):
+    """design.md: ieee-pointer. A float32 product in IEEE precision, however large, takes the pointer kernel (its
+    FMA dot ran 5-10x faster than the TMA kernel's); thresholds' ieee_tma puts it back on the TMA kernel."""
+    hopper = devices.DeviceFacts("h", 132, 232448, True, True)
+    monkeypatch.setattr(devices, "facts", lambda d: hopper)
+    a, b = torch.randn(2048, 1024), torch.randn(1024, 2048)
+    for operand in (b, b.T.contiguous().T):  # NN, and x @ W.T
+        assert planner.chosen(a, operand, "ieee")[1] == "pointer"
+        with thresholds.override(ieee_tma=True):
+            assert planner.chosen(a, operand, "ieee")[1] == "tma"
+
+
 def test_tma_split_rule():
     """Slices where the tiles leave SMs idle, K is long and the workspace small beside the operands: the
     shapes measured for design.md's tma-split-k (128x256x64 tiles on 132 SMs)."""

@@ -136,17 +136,17 @@ class Product:
             rules.stream_tma(f, self.dtype, M, N, self.K, staged_bytes, captured, self.transposed)
 
     def _tma_candidate(self) -> bool:
-        """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it
-        can take the batch in one launch (rules.batched_tma)."""
+        """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it can take
+        the batch in one launch (rules.batched_tma); IEEE float32 only where ieee_tma (design.md: ieee-pointer)."""
+        fits = self.precision != "ieee" or self.th.ieee_tma
         if self.batched:
-            return not self.traced and rules.batched_tma(self.facts, *self.given, self.captured)
-        return self.facts.tma and not self.traced
+            return fits and not self.traced and rules.batched_tma(self.facts, *self.given, self.captured)
+        return fits and self.facts.tma and not self.traced
 
     def _try_tma(self):
-        """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an
-        aligned copy (the caller's tensors are only read); a C that TMA cannot write is stored through
-        pointers. Staged buffers live for the call: memory of up to A and B again (tf32x3's split
-        operands: twice A and B), each row padded to staging.ROW_PAD_BYTES."""
+        """The TMA path if tma_path says so, staging what TMA cannot read: an operand into an aligned copy (the
+        caller's tensors are only read); a C that TMA cannot write is stored through pointers. Staged buffers live
+        for the call: up to A and B again (tf32x3's split operands: twice), rows padded to staging.ROW_PAD_BYTES."""
         a, b, c = self.a, self.b, self.out
         if self.batched:  # rules.batched_tma has read the batch as it is: nothing is copied
             self.graph_only = self.captured and not rules.batched_tma(self.facts, *self.given, False)

@@ -70,6 +70,10 @@ class Thresholds(NamedTuple):
     batch_slice_min_fill: float = 1.0
     # Programmatic dependent launch on Hopper (design.md: pdl).
     pdl: bool = True
+    # float32 products in IEEE precision (tl.dot's FMA path) take the TMA kernel; false: the pointer kernel, 5-10x
+    # faster than the TMA kernel's FMA dot over TMA's swizzled tiles on Triton 3.8, on 3.6 too for x @ W.T
+    # (design.md: ieee-pointer).
+    ieee_tma: bool = False
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
     # runs on Hopper (design.md: gluon-gemm); infinite: never.
     gluon_min_macs: float = 2 ** 37
