@@ -40,7 +40,7 @@ def kernel_path(path):
     library's choice."""
     if path is None:
         return contextlib.nullcontext()
-    return thresholds.override(tma_min_macs={"tma": 0, "pointer": float("inf")}[path])
+    return thresholds.override(tma_min_macs={"tma": 0, "pointer": float("inf")}[path], ieee_tma=path == "tma")
 
 
 def runner(job: dict, dtype: str):

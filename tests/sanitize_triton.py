@@ -82,6 +82,7 @@ def main() -> int:
         thresholds.OVERRIDES["tma_min_rows"] = 0 if tma_min_macs == 0 else 2
         thresholds.OVERRIDES["few_tiles_per_sm"] = 0 if tma_min_macs == 0 else 1
         thresholds.OVERRIDES["stage_min_macs_per_byte"] = 0 if tma_min_macs == 0 else float("inf")
+        thresholds.OVERRIDES["ieee_tma"] = tma_min_macs == 0  # IEEE float32 on the TMA kernel too (ieee-pointer)
         thresholds.OVERRIDES["stage_eager_min_macs"] = 0
         thresholds.OVERRIDES["stage_eager_native_min_macs"] = 0
         for dtype, precision, bound in PRECISIONS:
@@ -154,6 +155,7 @@ def main() -> int:
     # kernel too (every product forced onto it, as above; its units' fp32 sums stored through pointers).
     for kernel in ("pointer", "tma") if facts.tma else ("pointer",):
         thresholds.OVERRIDES["tma_min_macs"] = thresholds.OVERRIDES["stage_min_macs_per_byte"] = 0 if kernel == "tma" else float("inf")
+        thresholds.OVERRIDES["ieee_tma"] = kernel == "tma"
         for dtype, precision, bound in PRECISIONS:
             for M, N, K in SHAPES:
                 a, b = operands(M, N, K, dtype, "TN" if kernel == "tma" else "NT", "cuda")

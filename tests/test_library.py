@@ -156,6 +156,7 @@ def test_compile_tma_sized_products_run_the_planner(dynamic, device, monkeypatch
     from tritonmm import planner, thresholds, validation
     monkeypatch.setitem(thresholds.OVERRIDES, "tma_min_macs", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "few_tiles_per_sm", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "ieee_tma", True)  # its float32 is IEEE (design.md: ieee-pointer)
     ran = []
     real = planner.product
     monkeypatch.setattr(planner, "product", lambda a, b, **kw: ran.append(validation.traced(a)) or real(a, b, **kw))

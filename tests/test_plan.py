@@ -200,6 +200,8 @@ def test_ieee_float32_takes_the_pointer_kernel(monkeypatch):
         assert planner.chosen(a, operand, "ieee")[1] == "pointer"
         with thresholds.override(ieee_tma=True):
             assert planner.chosen(a, operand, "ieee")[1] == "tma"
+    za, zb = a.expand(4, -1, -1), b.expand(4, -1, -1).contiguous()  # a batch: one launch, not an entry at a time
+    assert planner.chosen(za.contiguous(), zb, "ieee")[1] == "pointer"
 
 
 def test_tma_split_rule():

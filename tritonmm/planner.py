@@ -16,7 +16,7 @@ torch.library.triton_op): nothing is benchmarked, and launches go through wrap_t
 """
 import torch
 
-from . import device, launch, relaunch, rules, tuning, validation
+from . import device, launch, relaunch, rules, thresholds, tuning, validation
 from .product import Product
 
 
@@ -40,7 +40,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         out = new_out(a, b, out_dtype)
     if out.numel() == 0:
         return out
-    if key is not None and sliced(a, b, bias, activation, scales, launch.capturing(a)):
+    if key is not None and sliced(a, b, bias, activation, scales, launch.capturing(a), precision):
         for z in range(a.shape[0]):  # each entry on the TMA kernel, relaunched from the cache after the first
             product(a[z], b[z], precision=precision, out=out[z])
         return out
@@ -90,11 +90,14 @@ def _gluon(key, given, a, b, out, schedule: str, plan):
     return out
 
 
-def sliced(a, b, bias, activation: str, scales, captured: bool) -> bool:
-    """Whether product runs a plain batch as one product per entry (rules.batch_slices), where no launch of the
+def sliced(a, b, bias, activation: str, scales, captured: bool, precision: str = "native") -> bool:
+    """Whether product runs a plain batch as one product per entry (rules.batch_slices: each entry on the TMA
+    kernel, so never IEEE float32 where it keeps off that kernel: design.md ieee-pointer), where no launch of the
     whole batch is cached."""
+    facts = device.facts(a.device)
     return a.dim() == 3 and a.shape[-1] != 0 and bias is None and activation == "none" and scales == (None, None) \
-        and not validation.traced(a) and rules.batch_slices(device.facts(a.device), a, b, captured)
+        and not validation.traced(a) and (precision != "ieee" or thresholds.for_device(facts).ieee_tma) \
+        and rules.batch_slices(facts, a, b, captured)
 
 
 def transposed(a, b, scales, captured: bool) -> bool:
@@ -137,7 +140,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
         with device.on_device(a.device):
             plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales)
             return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "") + "+transposed"
-    if sliced(a, b, bias, activation, scales, captured):  # as product runs it: each entry alone
+    if sliced(a, b, bias, activation, scales, captured, precision):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)
         return cfg, path + "+sliced"
     out = new_out(a, b, out_dtype)
