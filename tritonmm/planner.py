@@ -16,7 +16,7 @@ torch.library.triton_op): nothing is benchmarked, and launches go through wrap_t
 """
 import torch
 
-from . import device, launch, relaunch, rules, thresholds, tuning, validation
+from . import device, launch, relaunch, rules, tuning, validation
 from .product import Product
 
 
@@ -90,13 +90,13 @@ def _gluon(key, given, a, b, out, schedule: str, plan):
     return out
 
 
-def sliced(a, b, bias, activation: str, scales, captured: bool, precision: str = "native") -> bool:
+def sliced(a, b, bias, activation: str, scales, captured: bool, precision: str) -> bool:
     """Whether product runs a plain batch as one product per entry (rules.batch_slices: each entry on the TMA
     kernel, so never IEEE float32 where it keeps off that kernel: design.md ieee-pointer), where no launch of the
     whole batch is cached."""
     facts = device.facts(a.device)
     return a.dim() == 3 and a.shape[-1] != 0 and bias is None and activation == "none" and scales == (None, None) \
-        and not validation.traced(a) and (precision != "ieee" or thresholds.for_device(facts).ieee_tma) \
+        and not validation.traced(a) and rules.tma_precision(facts, precision) \
         and rules.batch_slices(facts, a, b, captured)
 
 

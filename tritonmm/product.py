@@ -138,7 +138,7 @@ class Product:
     def _tma_candidate(self) -> bool:
         """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it can take
         the batch in one launch (rules.batched_tma); IEEE float32 only where ieee_tma (design.md: ieee-pointer)."""
-        fits = self.precision != "ieee" or self.th.ieee_tma
+        fits = rules.tma_precision(self.facts, self.precision)
         if self.batched:
             return fits and not self.traced and rules.batched_tma(self.facts, *self.given, self.captured)
         return fits and self.facts.tma and not self.traced

@@ -26,6 +26,8 @@ in docs/design.md.
                      (Triton >= 3.8; design.md: gluon-batched-short-k)
     gluon_tf32x3     whether a tf32x3 product on split operands runs on the Gluon tf32x3 kernel (Triton >= 3.8;
                      design.md: gluon-tf32x3)
+    tma_precision    whether a product of a precision may take the TMA kernel: not IEEE float32 (design.md:
+                     ieee-pointer)
 """
 import torch
 
@@ -64,6 +66,12 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
         bar = th.stage_min_macs_per_byte_wide_reads if read_bytes >= th.wide_read_bytes else th.stage_min_macs_per_byte
         return macs >= bar * staged_bytes and (captured or macs >= eager_bars(th, repeated)[0])
     return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
+
+
+def tma_precision(facts, precision: str) -> bool:
+    """Whether a product of this precision may take the TMA kernel: IEEE float32 only where ieee_tma (its FMA dot
+    ran 5-10x slower there than on the pointer kernel; design.md: ieee-pointer)."""
+    return precision != "ieee" or thresholds.for_device(facts).ieee_tma
 
 
 def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transposed: bool = False) -> bool:
