@@ -294,12 +294,13 @@ def stand_in_h200(monkeypatch):
     return H200
 
 
-def _plan(M, N, K, captured, dtype=torch.bfloat16, Z=None, on="cpu"):
-    """A plan of x @ W.T; its tensors on the CPU (planned, not run) unless ``on`` says where it runs."""
+def _plan(M, N, K, captured, dtype=torch.bfloat16, Z=None, on="cpu", precision=None):
+    """A plan of x @ W.T; its tensors on the CPU (planned, not run) unless ``on`` says where it runs; ``precision``
+    a float32 one's (None: as torch.mm's now)."""
     batch = (Z,) if Z else ()
     a, w = torch.randn(*batch, M, K, device=on).to(dtype), torch.randn(*batch, N, K, device=on).to(dtype)
     out = torch.full((*batch, M, N), float("nan"), dtype=dtype, device=on)
-    return Product(a, w.transpose(-1, -2), out, resolve_precision(dtype, None), captured=captured)
+    return Product(a, w.transpose(-1, -2), out, resolve_precision(dtype, precision), captured=captured)
 
 
 def test_default_pipeline_depth_of_64x64x128_is_the_one_its_measurement_ran_faster(monkeypatch):
@@ -350,7 +351,8 @@ def test_few_rows_stream_on_the_tma_kernel_in_graphs(stand_in_h200, monkeypatch)
     with thresholds.override(stream_few_tiles_min_k=float("inf")):
         assert _plan(24, 4096, 4096, captured=True).path == "pointer"
         assert _plan(24, 6144, 1024, captured=True).path == "tma"  # not few: the threshold leaves it
-    assert _plan(24, 6144, 1024, captured=True, dtype=torch.float32).path == "pointer"
+    with thresholds.override(ieee_n_major_min_macs=float("inf")):  # nothing copied: CPU tensors on a GPU machine
+        assert _plan(24, 6144, 1024, captured=True, dtype=torch.float32).path == "pointer"
     assert _plan(65, 6144, 512, captured=True).path == "pointer"  # past the stream class, below tma_min_macs / 8
     assert _plan(1, 6144, 1024, captured=True).path == "pointer"  # one row: the one-row kernel's
     # Weights wider than one wave of 128-column tiles (vocabulary heads): not the model's class (stream_class).
@@ -469,7 +471,8 @@ def test_only_few_row_products_run_transposed(stand_in_h200):
     assert path(16, 4096, 4096) == "tma+transposed" and path(32, 16896, 1024) == "tma+transposed"
     assert "transposed" not in path(33, 4096, 4096) and "transposed" not in path(16, 4096, 4096, captured=False)
     assert "transposed" not in path(16, 64, 4096) and path(16, 65, 4096) == "tma+transposed"
-    assert "transposed" not in path(16, 4096, 4096, dtype=torch.float32)
+    with thresholds.override(ieee_n_major_min_macs=float("inf")):  # nothing copied: CPU tensors on a GPU machine
+        assert "transposed" not in path(16, 4096, 4096, dtype=torch.float32)
     assert path(4096, 16, 4096, nt=False) == "pointer" and path(128, 16, 4096, nt=False) == "pointer"
     assert _plan(16, 1, 4096, captured=True).path == "tma"  # one column: the rows' stream model, as before
     assert not cost_model.stream_class(4096, 16, 132) and cost_model.stream_class(4096, 16, 132, transposed=True)

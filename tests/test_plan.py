@@ -1,5 +1,7 @@
 """The planner's paths beyond one plain launch: split-K, operands staged for TMA, the path rule,
 and the launch cache the public ops consult before their checks."""
+import math
+
 import pytest
 import torch
 from conftest import every_product_on_the_tma_kernel, every_product_on_tma, every_product_staged_for_pointer, \
@@ -190,18 +192,65 @@ def test_short_tiles_offered_to_few_rows_on_the_tma_kernel_only(monkeypatch, dev
     assert offered(33, True) == [False] * len(short)
 
 
-def test_ieee_float32_takes_the_pointer_kernel(monkeypatch):
+def test_ieee_float32_takes_the_pointer_kernel(device, monkeypatch):
     """design.md: ieee-pointer. A float32 product in IEEE precision, however large, takes the pointer kernel (its
     FMA dot ran 5-10x faster than the TMA kernel's); thresholds' ieee_tma puts it back on the TMA kernel."""
     hopper = devices.DeviceFacts("h", 132, 232448, True, True)
     monkeypatch.setattr(devices, "facts", lambda d: hopper)
-    a, b = torch.randn(2048, 1024), torch.randn(1024, 2048)
-    for operand in (b, b.T.contiguous().T):  # NN, and x @ W.T
-        assert planner.chosen(a, operand, "ieee")[1] == "pointer"
+    a, b = torch.randn(2048, 1024, device=device), torch.randn(1024, 2048, device=device)
+    for operand, path in ((b, "pointer"), (b.T.contiguous().T, "pointer+staged")):  # NN; x @ W.T (ieee-n-major)
+        assert planner.chosen(a, operand, "ieee")[1] == path
         with thresholds.override(ieee_tma=True):
             assert planner.chosen(a, operand, "ieee")[1] == "tma"
     za, zb = a.expand(4, -1, -1), b.expand(4, -1, -1).contiguous()  # a batch: one launch, not an entry at a time
     assert planner.chosen(za.contiguous(), zb, "ieee")[1] == "pointer"
+
+
+def test_ieee_b_along_k_is_copied_n_major(device, monkeypatch):
+    """design.md: ieee-n-major. An IEEE float32 product of two or more rows on the pointer kernel reads a B that runs
+    along K (x @ W.T, and TT) from an N-major copy: in a CUDA graph from ieee_n_major_min_macs multiply-adds, eagerly
+    from ieee_n_major_eager_min_macs; never a B along N, a batch or TF32; traced, such products run opaque
+    (rules.runs_opaque). The result of the copied B is float64's."""
+    hopper = devices.DeviceFacts("h", 132, 232448, True, True)
+    monkeypatch.setattr(devices, "facts", lambda d: hopper)
+    th = thresholds.for_device(hopper)
+    N, K = 256, 1024
+
+    def stagers(macs, layout_, precision="ieee", captured=True):
+        M = math.ceil(macs / (N * K))
+        a, b = operands(M, N, K, torch.float32, layout_, device)
+        return Product(a, b, torch.empty(M, N, device=device), precision, captured=captured).stagers
+
+    copy = tritonmm.staging.row_major_copy
+    graph_bar, eager_bar = th.ieee_n_major_min_macs, th.ieee_n_major_eager_min_macs
+    assert 2 * N * K < graph_bar < eager_bar
+    for layout_ in ("NT", "TT"):
+        assert stagers(graph_bar, layout_) == [None, copy]
+        assert stagers(graph_bar - N * K, layout_) == [None, None]  # a row fewer: below the bar
+    assert stagers(graph_bar, "NT", captured=False) == [None, None]  # eagerly: below its bar
+    assert stagers(eager_bar, "NT", captured=False) == [None, copy]
+    for layout_ in ("NN", "TN"):
+        assert stagers(eager_bar, layout_) == [None, None]  # B along N already
+    assert stagers(graph_bar, "NT", precision="tf32") == [None, None]  # TF32: K-major for wgmma
+    with thresholds.override(ieee_n_major_min_macs=float("inf")):
+        assert stagers(eager_bar, "NT") == [None, None]
+    za = torch.randn(2, math.ceil(graph_bar / (N * K)), K, device=device)
+    zb = torch.randn(2, N, K, device=device).transpose(1, 2)
+    assert Product(za, zb, torch.empty(2, za.shape[1], N, device=device), "ieee", captured=True).stagers == \
+        [None, None]  # a batch
+    # Traced, such a product goes into a compiled graph opaque, so that the planner makes the copy when it runs
+    a, b = operands(2048, 1024, 16, torch.float32, "NT", device)  # past the graph bar, short of the TMA kernel's
+    assert rules.runs_opaque(a, b, "ieee") and not rules.runs_opaque(a, b, "tf32")
+    assert not rules.runs_opaque(a, b.contiguous(), "ieee")  # B along N: nothing to copy
+    with thresholds.override(ieee_n_major_min_macs=0, ieee_n_major_eager_min_macs=0):
+        assert stagers(1, "NT") == [None, None]  # one row: the one-row kernel's, which reads the caller's B
+        a, b = operands(67, 40, 45, torch.float32, "NT", device)  # small enough for the interpreter
+        plan = Product(a, b, nan_out(67, 40, torch.float32, device), "ieee")
+        assert plan.stagers == [None, copy] and plan.b.stride(1) == 1 and plan.layout == "NN"
+        plan.run(plan.heuristic())
+        assert rel_err(plan.out, a, b) < BOUND[torch.float32]
+        out = nan_out(67, 40, torch.float32, device)
+        assert rel_err(tritonmm.mm(a, b, out=out, input_precision="ieee"), a, b) < BOUND[torch.float32]
 
 
 def test_tma_split_rule():

@@ -52,12 +52,12 @@ TRACE_KERNELS = not (version(torch.__version__) < (2, 12) and version(triton.__v
 
 
 def _planned(a, b, bias, activation: str, precision: str, config) -> torch.Tensor:
-    """planner.product, or on fake tensors of a product that takes the TMA kernel or may split K
+    """planner.product, or on fake tensors of a product that takes the TMA kernel, may split K or copy B
     (rules.runs_opaque), the opaque eager_product: the TMA kernel's host-side tensor descriptors do not
     trace through triton_op in torch 2.11-2.14, and a traced product keeps one launch, so the graph calls
     the planner itself when it runs (design.md: opaque-operator); every traced product where torch cannot
     analyse this Triton's kernels (TRACE_KERNELS)."""
-    if validation.traced(a) and (not TRACE_KERNELS or rules.runs_opaque(a, b)):
+    if validation.traced(a) and (not TRACE_KERNELS or rules.runs_opaque(a, b, precision)):
         return torch.ops.tritonmm.eager_product(a, b, bias, activation, precision, config)
     return planner.product(a, b, bias=bias, activation=activation, precision=precision, config=_pinned(config))
 

@@ -55,8 +55,7 @@ class Product:
         # Copies made before the kernel: a function per operand (None: read as it is). A relaunch of
         # this product repeats them (relaunch.py).
         self.stagers = [None, None]
-        # tf32x3 on the TMA kernel splits the operands into TF32 parts once, before it runs
-        # (kernels/gemm_tma.py, PRESPLIT), where that pays (rules.presplit).
+        # tf32x3 on the TMA kernel splits operands into TF32 parts once, first, where that pays (rules.presplit; PRESPLIT)
         self.presplit = precision == "tf32x3" and self._tma_candidate() and \
             rules.presplit(self.facts, self.M, self.N, self.K, self.captured)
         if self.presplit:
@@ -86,13 +85,14 @@ class Product:
                                             self.traced))
 
     def _pointer_stagers(self, captured: bool) -> list:
-        """The copies that let the pointer kernel read the caller's operands 16 bytes at a time (rules.pointer_staging):
-        K-major, K zero-padded to 16 bytes (then both, so their K agree); [None, None] where the rule does not stage.
-        Not for batched or traced products, float32 or FP8 (unmeasured; on Hopper those are K-major already)."""
+        """The pointer kernel's copies of the caller's operands (16-bit ones it reads narrowly: rules.pointer_staging;
+        an IEEE float32 B along K: rules.ieee_n_major); [None, None] where none stages, and for batches or tracing."""
         if self.batched or self.traced:
             return [None, None]
-        copy_a, copy_b = rules.pointer_staging(self.facts, *self.given, self.M, self.N, self.K, captured,
-                                               self.repeated[0])
+        f, (a, b), M, N, K, repeated = self.facts, self.given, self.M, self.N, self.K, self.repeated[0]
+        if self.precision == "ieee":
+            return [None, staging.row_major_copy if rules.ieee_n_major(f, b, M, N, K, captured) else None]
+        copy_a, copy_b = rules.pointer_staging(f, a, b, M, N, K, captured, repeated)
         return [staging.padded_a_copy if copy_a else None, staging.padded_b_copy if copy_b else None]
 
     def _pointer_args(self, a, b, c) -> tuple:

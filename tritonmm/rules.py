@@ -134,6 +134,16 @@ def pointer_staging(facts, a, b, M, N, K, captured: bool, repeated: bool = False
     return copy_a, copy_b
 
 
+def ieee_n_major(facts, b, M, N, K, captured: bool) -> bool:
+    """Whether an unbatched IEEE float32 product of two or more rows on the pointer kernel reads B from an N-major
+    copy: a B that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a CUDA graph and from
+    ieee_n_major_eager_min_macs eagerly, where the copy's launch is host time too (design.md: ieee-n-major)."""
+    th = thresholds.for_device(facts)
+    if b.element_size() != 4 or layout.layout(b) != "T" or M < th.tma_min_rows:
+        return False
+    return M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
+
+
 def presplit(facts, M, N, K, captured: bool) -> bool:
     """Whether a tf32x3 product on the TMA kernel splits its operands into TF32 parts before it runs
     (12 bytes moved per element of A and B: read 4, write both parts), rather than every tile as loaded."""
@@ -172,10 +182,11 @@ def tma_copies(facts, sources, stagers, macs: int, captured: bool, repeated: boo
             for i, (source, stager) in enumerate(zip(sources, stagers))]
 
 
-def runs_opaque(a, b) -> bool:
+def runs_opaque(a, b, precision: str = "native") -> bool:
     """Whether a traced product goes into the graph as the opaque eager_product, to be planned when
-    the graph runs: where product(a, b) on real tensors like these would take the TMA path, or could
-    split K over few tiles (split-K's second launch and workspace are the planner's). Read from strides
+    the graph runs: where product(a, b) on real tensors like these would take the TMA path, could
+    split K over few tiles (split-K's second launch and workspace are the planner's), or in ``precision``
+    "ieee" could read B from an N-major copy (ieee_n_major in a CUDA graph, the lower bar). Read from strides
     and storage offsets, which fake tensors have; sizes as their example values under dynamic shapes
     (the choice only moves speed). C, a new (M, N) tensor, is never staged (the TMA kernel stores rows
     it cannot write through pointers)."""
@@ -190,6 +201,8 @@ def runs_opaque(a, b) -> bool:
         return False
     M, K, N = hint(a.shape[0]), hint(a.shape[1]), hint(b.shape[1])
     facts = device.facts(a.device)
+    if precision == "ieee" and ieee_n_major(facts, b, M, N, K, captured=True):
+        return True
     if few_tiles(facts, M, N):
         return splits.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))

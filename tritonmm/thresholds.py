@@ -74,6 +74,11 @@ class Thresholds(NamedTuple):
     # faster than the TMA kernel's FMA dot over TMA's swizzled tiles on Triton 3.8, on 3.6 too for x @ W.T
     # (design.md: ieee-pointer).
     ieee_tma: bool = False
+    # ... and copy a B that runs along K (x @ W.T) into N-major rows first, from this many multiply-adds in CUDA graphs
+    # and from ieee_n_major_eager_min_macs eagerly: the FMA dot ran such a B at half its rate, so that the copy paid
+    # from 3 rows on (design.md: ieee-n-major); infinite: never.
+    ieee_n_major_min_macs: float = 2 ** 24
+    ieee_n_major_eager_min_macs: float = 2 ** 29
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
     # runs on Hopper (design.md: gluon-gemm); infinite: never.
     gluon_min_macs: float = 2 ** 37
