@@ -53,6 +53,15 @@ def test_heuristic_gives_every_sm_work_then_large_tiles():
     assert small in cs.configs(torch.float16) + cs.narrow_space("16bit")
 
 
+def test_ieee_default_tile_on_the_pointer_kernel():
+    """design.md: ieee-tiles. IEEE float32 on the pointer kernel defaults to 64x128x16 on 4 warps in 3 stages where its
+    tiles fill the SMs: first in the list of the tiles the heuristic ties on (64x128 and 128x64, K steps of 16)."""
+    for M, N, K in ((4096, 4096, 4096), (4096, 14336, 4096), (2616, 912, 904)):
+        cfg = default_config.heuristic(M, N, K, torch.float32, "ieee", 132, 4, H100_SMEM, False)
+        assert (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], cfg.kwargs["BLOCK_K"], cfg.num_warps,
+                cfg.num_stages) == (64, 128, 16, 4, 3), (M, N, K)
+
+
 def test_heuristic_for_few_rows_fills_half_the_sms_then_takes_the_largest_tile():
     """Below cost_model.MIN_ROWS rows, tiles for FEW_ROWS_FILL of the SMs are enough; split-K only below that
     (design.md: few-row-default)."""

@@ -186,12 +186,34 @@ def test_compile_leaves_split_k_products_to_the_planner(device, monkeypatch):
         torch._dynamo.reset()
         ran.clear()
         x, w = torch.randn(M, K, device=device), torch.randn(24, K, device=device)
-        assert rules.few_tiles(facts, M, 24) and rules.runs_opaque(x, w.T) == opaque
+        assert rules.few_tiles(facts, M, 24) and rules.runs_opaque(x, w.T, "ieee") == opaque
         fn = torch.compile(lambda x, w: tritonmm.linear(x, w, input_precision="ieee"), backend=BACKEND, fullgraph=True)
         assert frob(fn(x, w), x.double() @ w.double().T) < 1e-5
         # opaque, in the interpreter, or where torch cannot read the kernels (library.TRACE_KERNELS): the planner runs
         assert False in ran if opaque or validation.interpreting() or not library.TRACE_KERNELS else False not in ran, \
             (M, K, ran)
+
+
+def test_compile_leaves_ieee_products_whose_b_it_copies_to_the_planner(device, monkeypatch):
+    """design.md: ieee-n-major, opaque-operator. A traced IEEE x @ W.T that the planner would read from an N-major copy
+    of B reaches the compiled graph as the opaque operator, which makes the copy when the graph runs; with the bars out
+    of reach it is traced through to the kernel (in the interpreter every operator is opaque: there, only the rule and
+    the results are checked)."""
+    from tritonmm import library, planner, rules, thresholds, validation
+    ran = []
+    real = planner.product
+    monkeypatch.setattr(planner, "product", lambda a, b, **kw: ran.append(validation.traced(a)) or real(a, b, **kw))
+    x, w = torch.randn(16, 40, device=device), torch.randn(24, 40, device=device)
+    for bar, opaque in ((0, True), (float("inf"), False)):
+        torch._dynamo.reset()
+        ran.clear()
+        with thresholds.override(ieee_n_major_min_macs=bar, ieee_n_major_eager_min_macs=bar):
+            assert rules.runs_opaque(x, w.T, "ieee") == opaque
+            fn = torch.compile(lambda x, w: tritonmm.linear(x, w, input_precision="ieee"), backend=BACKEND,
+                               fullgraph=True)
+            assert frob(fn(x, w), x.double() @ w.double().T) < 1e-5
+        assert False in ran if opaque or validation.interpreting() or not library.TRACE_KERNELS else False not in ran, \
+            (bar, ran)
 
 
 def test_compile_leaves_every_product_to_the_planner_where_torch_cannot_read_the_kernels(device, monkeypatch):

@@ -238,12 +238,20 @@ def test_ieee_b_along_k_is_copied_n_major(device, monkeypatch):
     zb = torch.randn(2, N, K, device=device).transpose(1, 2)
     assert Product(za, zb, torch.empty(2, za.shape[1], N, device=device), "ieee", captured=True).stagers == \
         [None, None]  # a batch
+    # Between the bars: a plan only CUDA graphs run, kept apart from the eager one's (tuning key, relaunch)
+    between = operands(math.ceil(graph_bar / (N * K)), N, K, torch.float32, "NT", device)
+    out = torch.empty(between[0].shape[0], N, device=device)
+    assert Product(*between, out, "ieee", captured=True).graph_only
+    assert Product(*between, out, "ieee", captured=False).differs_when_captured
     # Traced, such a product goes into a compiled graph opaque, so that the planner makes the copy when it runs
     a, b = operands(2048, 1024, 16, torch.float32, "NT", device)  # past the graph bar, short of the TMA kernel's
     assert rules.runs_opaque(a, b, "ieee") and not rules.runs_opaque(a, b, "tf32")
     assert not rules.runs_opaque(a, b.contiguous(), "ieee")  # B along N: nothing to copy
     with thresholds.override(ieee_n_major_min_macs=0, ieee_n_major_eager_min_macs=0):
         assert stagers(1, "NT") == [None, None]  # one row: the one-row kernel's, which reads the caller's B
+        w = torch.randn(1, K, device=device)  # one column: W.T of a one-row W is contiguous already
+        assert Product(torch.randn(3, K, device=device), w.T, torch.empty(3, 1, device=device), "ieee").stagers == \
+            [None, None]
         a, b = operands(67, 40, 45, torch.float32, "NT", device)  # small enough for the interpreter
         plan = Product(a, b, nan_out(67, 40, torch.float32, device), "ieee")
         assert plan.stagers == [None, copy] and plan.b.stride(1) == 1 and plan.layout == "NN"
@@ -1176,6 +1184,25 @@ def test_gpu_pointer_staged_products_relaunch_with_their_copies(shape, dtype, pr
         launch = Product(a, b, out, precision or "native")
         assert launch.staged and launch.args[8] > shape[2]
         assert launch.split(launch.heuristic()) > 1 or shape[2] < 1000
+
+
+@pytest.mark.gpu
+def test_gpu_ieee_products_relaunch_and_replay_with_their_n_major_copy(monkeypatch):
+    """design.md: ieee-n-major. An IEEE x @ W.T that reads B from an N-major copy is planned once eagerly (later calls
+    repeat the copy from the launch cache) and replays right from a CUDA graph, on fresh inputs each time."""
+    monkeypatch.setitem(thresholds.OVERRIDES, "ieee_n_major_min_macs", 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "ieee_n_major_eager_min_macs", 0)
+    plans = []
+    real = Product.__init__
+    monkeypatch.setattr(Product, "__init__", lambda self, *a, **k: plans.append(1) or real(self, *a, **k))
+    for _ in range(3):
+        a, b = operands(67, 45, 33, torch.float32, "NT", "cuda")
+        out = nan_out(67, 45, torch.float32, "cuda")
+        tritonmm.mm(a, b, out=out, input_precision="ieee")
+        assert rel_err(out, a, b) < BOUND[torch.float32]
+    assert len(plans) == 1
+    assert Product(a, b, out, "ieee").stagers == [None, tritonmm.staging.row_major_copy]
+    _replays_right(_captured(lambda: tritonmm.mm(a, b, out=out, input_precision="ieee")), a, b, out)
 
 
 @pytest.mark.gpu

@@ -9,6 +9,8 @@ in docs/design.md.
     transposed       few-row products run as their transpose in CUDA graphs (design.md: stream-transpose)
     pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
                      (design.md: pointer-staging, pointer-staging-4-byte)
+    ieee_n_major     an IEEE float32 B that runs along K copied N-major for the pointer kernel's FMA dot
+                     (design.md: ieee-n-major)
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
     runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
                      opaque-operator)
@@ -136,10 +138,10 @@ def pointer_staging(facts, a, b, M, N, K, captured: bool, repeated: bool = False
 
 def ieee_n_major(facts, b, M, N, K, captured: bool) -> bool:
     """Whether an unbatched IEEE float32 product of two or more rows on the pointer kernel reads B from an N-major
-    copy: a B that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a CUDA graph and from
+    copy: a B of two or more columns that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a CUDA graph and from
     ieee_n_major_eager_min_macs eagerly, where the copy's launch is host time too (design.md: ieee-n-major)."""
     th = thresholds.for_device(facts)
-    if b.element_size() != 4 or layout.layout(b) != "T" or M < th.tma_min_rows:
+    if b.element_size() != 4 or layout.layout(b) != "T" or M < th.tma_min_rows or N == 1:  # (K, 1): contiguous
         return False
     return M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
 
@@ -182,7 +184,7 @@ def tma_copies(facts, sources, stagers, macs: int, captured: bool, repeated: boo
             for i, (source, stager) in enumerate(zip(sources, stagers))]
 
 
-def runs_opaque(a, b, precision: str = "native") -> bool:
+def runs_opaque(a, b, precision: str) -> bool:
     """Whether a traced product goes into the graph as the opaque eager_product, to be planned when
     the graph runs: where product(a, b) on real tensors like these would take the TMA path, could
     split K over few tiles (split-K's second launch and workspace are the planner's), or in ``precision``

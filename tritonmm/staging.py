@@ -1,6 +1,7 @@
 """Copies made before a product's kernel: operands TMA cannot read into 16-byte aligned buffers,
 16-bit operands the pointer kernel would read narrowly into K-major ones with K padded, TF32 and FP8
-operands K-major for wgmma, and tf32x3's operands split into TF32 parts. One kernel does every copy
+operands K-major for wgmma, an IEEE float32 B N-major for the pointer kernel's FMA dot, and tf32x3's
+operands split into TF32 parts. One kernel does every copy
 (kernels/copy.py); which operands are copied is decided by rules.py and product.py.
 """
 import torch
@@ -130,10 +131,12 @@ def transpose(x: torch.Tensor, traced: bool = False) -> torch.Tensor:
 
 
 def row_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """t copied into a row-major buffer (rows 16-byte aligned): A K-major, or B N-major."""
     return transpose(t.T, traced)
 
 
 def column_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """t copied into a column-major buffer (a transposed view of aligned rows): B K-major."""
     return transpose(t, traced).T
 
 
