@@ -138,8 +138,9 @@ def pointer_staging(facts, a, b, M, N, K, captured: bool, repeated: bool = False
 
 def ieee_n_major(facts, b, M, N, K, captured: bool) -> bool:
     """Whether an unbatched IEEE float32 product of two or more rows on the pointer kernel reads B from an N-major
-    copy: a B of two or more columns that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a CUDA graph and from
-    ieee_n_major_eager_min_macs eagerly, where the copy's launch is host time too (design.md: ieee-n-major)."""
+    copy: a B of two or more columns that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a
+    CUDA graph and from ieee_n_major_eager_min_macs eagerly, where the copy's launch is host time too (design.md:
+    ieee-n-major)."""
     th = thresholds.for_device(facts)
     if b.element_size() != 4 or layout.layout(b) != "T" or M < th.tma_min_rows or N == 1:  # (K, 1): contiguous
         return False

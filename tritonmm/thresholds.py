@@ -75,8 +75,8 @@ class Thresholds(NamedTuple):
     # (design.md: ieee-pointer).
     ieee_tma: bool = False
     # ... and copy a B that runs along K (x @ W.T) into N-major rows first, from this many multiply-adds in CUDA graphs
-    # and from ieee_n_major_eager_min_macs eagerly: the FMA dot ran such a B at half its rate, so that the copy paid
-    # from 3 rows on (design.md: ieee-n-major); infinite: never.
+    # and from ieee_n_major_eager_min_macs eagerly: the FMA dot ran such a B at 0.32-0.70 of its rate, so that the
+    # copy paid from 3 rows on (design.md: ieee-n-major); infinite: never.
     ieee_n_major_min_macs: float = 2 ** 24
     ieee_n_major_eager_min_macs: float = 2 ** 29
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
