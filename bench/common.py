@@ -138,7 +138,7 @@ def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, capture
     cfg, path = chosen(a, b, "native", scales=scales, out_dtype=out_dtype, captured=captured,
                        served=served(a, captured, scales))
     kw = cfg.kwargs
-    path = "one-row" if kw["BLOCK_M"] == 1 else path  # kernels/gemv.py, on the pointer path
+    path = ("one-row" if kw["BLOCK_M"] == 1 else "rows") if kw["BLOCK_M"] < 16 else path  # kernels/gemv.py
     return f"{path} {config_text(cfg)}", (kw["BLOCK_M"], kw["BLOCK_N"])
 
 

@@ -105,19 +105,19 @@ def test_pinned_configs(config, shape, device, path):
     assert rel_err(run(a, b, config=as_triton), a, b) < BOUND[torch.float16]
 
 
-# One row of A (decode), three rows pinned to the one-row kernel, a single element; K of 45 and 129
+# One row of A (decode), three and eleven rows pinned to the row kernel, a single element; K of 45 and 129
 # leaves a partial last chunk for every BLOCK_K.
-ONE_ROW = [(1, 67, 45), (1, 1, 1), (3, 50, 129)]
+ONE_ROW = [(1, 67, 45), (1, 1, 1), (3, 50, 129), (11, 37, 45)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 def test_one_row_kernel(layout, dtype, device, path):
-    """The one-row kernel (configs of BLOCK_M = 1, kernels/gemv.py) against float64: its space's first
-    config, and one column a program on one warp."""
+    """The row kernel (configs of BLOCK_M below 16, kernels/gemv.py) against float64: the one-row space's first
+    config, one column a program on one warp, and 2, 4 and 8 rows a program (the last rows' programs part empty)."""
     for shape in ONE_ROW:
         a, b = operands(*shape, dtype, layout, device)
-        for cfg in (config_space.gemv_space()[0], config_space.make_config(1, 1, 16, 1, 1)):
+        for cfg in (config_space.gemv_space()[0], config_space.make_config(1, 1, 16, 1, 1), *config_space.gemv_space(2)):
             assert rel_err(run(a, b, config=cfg), a, b) < BOUND[dtype], (shape, cfg.kwargs)
 
 
@@ -125,6 +125,10 @@ def test_one_row_kernel_batched(device):
     """A batch of one-row products in one launch, one operand broadcast (batch stride 0)."""
     a, b = torch.randn(3, 1, 45, device=device).half(), torch.randn(1, 45, 67, device=device).half()
     out = tritonmm.matmul(a, b, config=config_space.make_config(1, 16, 16, 1, 4))
+    ref = a.double() @ b.double()
+    assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
+    a = torch.randn(3, 5, 45, device=device).half()  # five rows, four a program: one whole block and one part empty
+    out = tritonmm.matmul(a, b, config=config_space.make_config(4, 16, 16, 1, 4))
     ref = a.double() @ b.double()
     assert ((out.double() - ref).norm() / ref.norm()).item() < BOUND[torch.float16]
 
@@ -234,7 +238,8 @@ def test_gpu_every_config_of_the_space_is_correct(path):
                         (torch.float32, "tf32x3")]:
         family = config_space.family(dtype, prec or "tf32", path == "tma")
         for cfg in tritonmm.configs(dtype, prec or "tf32", split_operands=path == "tma") + \
-                config_space.narrow_space(family) + config_space.short_space(family) + config_space.gemv_space():
+                config_space.narrow_space(family) + config_space.short_space(family) + config_space.gemv_space() + \
+                config_space.gemv_space(2):
             a, b = operands(300, 520, 700, dtype, "NN", "cuda")
             try:
                 out = run(a, b, config=cfg, input_precision=prec)

@@ -209,8 +209,8 @@ def test_ieee_float32_takes_the_pointer_kernel(device, monkeypatch):
 def test_ieee_b_along_k_is_copied_n_major(device, monkeypatch):
     """design.md: ieee-n-major. An IEEE float32 product of two or more rows on the pointer kernel reads a B that runs
     along K (x @ W.T, and TT) from an N-major copy: in a CUDA graph from ieee_n_major_min_macs multiply-adds, eagerly
-    from ieee_n_major_eager_min_macs; never a B along N, a batch or TF32; traced, such products run opaque
-    (rules.runs_opaque). The result of the copied B is float64's."""
+    from ieee_n_major_eager_min_macs; never a B along N or TF32; traced, such products run opaque
+    (rules.runs_opaque). The result of the copied B is float64's. Batches: test_ieee_batches_read_b_from_one_n_major_copy."""
     hopper = devices.DeviceFacts("h", 132, 232448, True, True)
     monkeypatch.setattr(devices, "facts", lambda d: hopper)
     th = thresholds.for_device(hopper)
@@ -221,7 +221,7 @@ def test_ieee_b_along_k_is_copied_n_major(device, monkeypatch):
         a, b = operands(M, N, K, torch.float32, layout_, device)
         return Product(a, b, torch.empty(M, N, device=device), precision, captured=captured).stagers
 
-    copy = tritonmm.staging.row_major_copy
+    copy = tritonmm.staging.n_major_copy
     graph_bar, eager_bar = th.ieee_n_major_min_macs, th.ieee_n_major_eager_min_macs
     assert 2 * N * K < graph_bar < eager_bar
     for layout_ in ("NT", "TT"):
@@ -234,10 +234,6 @@ def test_ieee_b_along_k_is_copied_n_major(device, monkeypatch):
     assert stagers(graph_bar, "NT", precision="tf32") == [None, None]  # TF32: K-major for wgmma
     with thresholds.override(ieee_n_major_min_macs=float("inf")):
         assert stagers(eager_bar, "NT") == [None, None]
-    za = torch.randn(2, math.ceil(graph_bar / (N * K)), K, device=device)
-    zb = torch.randn(2, N, K, device=device).transpose(1, 2)
-    assert Product(za, zb, torch.empty(2, za.shape[1], N, device=device), "ieee", captured=True).stagers == \
-        [None, None]  # a batch
     # Between the bars: a plan only CUDA graphs run, kept apart from the eager one's (tuning key, relaunch)
     between = operands(math.ceil(graph_bar / (N * K)), N, K, torch.float32, "NT", device)
     out = torch.empty(between[0].shape[0], N, device=device)
@@ -259,6 +255,89 @@ def test_ieee_b_along_k_is_copied_n_major(device, monkeypatch):
         assert rel_err(plan.out, a, b) < BOUND[torch.float32]
         out = nan_out(67, 40, torch.float32, device)
         assert rel_err(tritonmm.mm(a, b, out=out, input_precision="ieee"), a, b) < BOUND[torch.float32]
+
+
+def test_ieee_few_rows_take_the_row_kernel_over_b_as_given(device, monkeypatch):
+    """design.md: ieee-rows. An IEEE float32 product of 2 to ieee_rows_max_rows rows whose B runs along K runs on the
+    row kernel, 2, 4 or 8 rows a program, over B as given (no N-major copy), where its programs cover the SMs; more
+    rows, fewer columns, B along N and TF32 keep their plans. Its results are float64's."""
+    hopper = devices.DeviceFacts("h", 132, 232448, True, True)
+    monkeypatch.setattr(devices, "facts", lambda d: hopper)
+    most = thresholds.for_device(hopper).ieee_rows_max_rows
+    N, K = 132 * 8, 512  # one 8-column block a program: every SM covered from one block of rows
+
+    def plan(M, n=N, layout_="NT", precision="ieee", Z=1):
+        a, b = operands(M, n, K, torch.float32, layout_, device)
+        if Z > 1:
+            a, b = a.expand(Z, -1, -1), b.expand(Z, -1, -1)
+        with thresholds.override(ieee_n_major_min_macs=0):  # whatever the row kernel leaves is copied
+            launch = Product(a, b, torch.empty(*a.shape[:-1], n, device=device), precision, captured=True)
+        return launch, launch.heuristic()
+    for M, rows in ((2, 2), (3, 4), (4, 4), (5, 8), (8, 8), (most, 8)):
+        launch, cfg = plan(M)
+        assert config_space.is_gemv(cfg) and cfg.kwargs["BLOCK_M"] == rows and launch.stagers == [None, None], M
+        assert cfg in launch.candidates()
+    launch, cfg = plan(most + 1)
+    assert not config_space.is_gemv(cfg) and launch.stagers == [None, tritonmm.staging.n_major_copy]
+    launch, cfg = plan(2, N // 2)  # half the SMs' worth of programs: the pointer kernel over the copy
+    assert not config_space.is_gemv(cfg) and launch.stagers == [None, tritonmm.staging.n_major_copy]
+    launch, cfg = plan(2, N // 8, Z=8)  # a batch's programs together cover them
+    assert config_space.is_gemv(cfg) and launch.stagers == [None, None]
+    for layout_, precision in (("NN", "ieee"), ("NT", "tf32")):
+        assert not config_space.is_gemv(plan(4, layout_=layout_, precision=precision)[1])
+    with thresholds.override(ieee_rows_max_rows=1):
+        assert not config_space.is_gemv(plan(4)[1])
+    for M in (2, 5, 11):  # small enough for the interpreter: the rule's bar moved to reach them
+        a, b = operands(M, 29, 45, torch.float32, "NT", device)
+        out = nan_out(M, 29, torch.float32, device)
+        with thresholds.override(ieee_rows_max_rows=16, ieee_n_major_min_macs=0, ieee_n_major_eager_min_macs=0):
+            monkeypatch.setattr(devices, "facts", lambda d: devices.DeviceFacts("h", 1, 232448, True, True))
+            assert config_space.is_gemv(planner.chosen(a, b, "ieee")[0])
+            assert rel_err(tritonmm.mm(a, b, out=out, input_precision="ieee"), a, b) < BOUND[torch.float32]
+
+
+def test_ieee_batches_read_b_from_one_n_major_copy(device, monkeypatch):
+    """design.md: ieee-n-major. An IEEE float32 batch whose B runs along K (q @ k.T; experts' x @ W.T) reads B from an
+    N-major copy made in one 2-D launch where its entries are stacked (B.T's rows, batch stride N of them) or one
+    broadcasts, under the same bars as an unbatched product over the batch's multiply-adds; entries laid out
+    otherwise keep B as it is. The results of the copies are float64's, and traced, such a batch runs opaque."""
+    hopper = devices.DeviceFacts("h", 132, 232448, True, True)
+    monkeypatch.setattr(devices, "facts", lambda d: hopper)
+    th = thresholds.for_device(hopper)
+    copy = tritonmm.staging.n_major_copy
+    Z, N, K = 4, 128, 256
+    M = math.ceil(th.ieee_n_major_min_macs / (Z * N * K))
+    a, b = torch.randn(Z, M, K, device=device), torch.randn(Z, N, K, device=device).transpose(1, 2)
+
+    def stagers(a, b, precision="ieee", captured=True):
+        return Product(a, b, torch.empty(a.shape[0], a.shape[1], b.shape[-1], device=device), precision,
+                       captured=captured).stagers
+    assert stagers(a, b) == [None, copy]
+    assert stagers(a[:, :M - 1], b) == [None, None]  # a row fewer: below the bar
+    assert stagers(a, b, captured=False) == [None, None]  # eagerly: below its bar
+    assert stagers(a, b, "tf32") == [None, None] and stagers(a, b.contiguous()) == [None, None]
+    padded = torch.randn(Z, N, K + 8, device=device)[:, :, :K].transpose(1, 2)  # rows K + 8 apart: stacked still
+    assert stagers(a, padded) == [None, copy]
+    gapped = torch.randn(Z, N + 3, K, device=device)[:, :N].transpose(1, 2)  # entries N + 3 rows apart: not stacked
+    assert stagers(a, gapped) == [None, None]
+    shared = torch.randn(N, K, device=device).T.expand(Z, K, N)  # one weight, batch stride 0
+    assert stagers(a, shared) == [None, copy]
+    assert rules.runs_opaque(a, b, "ieee") and not rules.runs_opaque(a, gapped, "ieee")
+    with thresholds.override(ieee_n_major_min_macs=0, ieee_n_major_eager_min_macs=0):
+        small_a = torch.randn(3, 37, 40, device=device)  # small enough for the interpreter
+        for small_b in (torch.randn(3, 29, 40, device=device).transpose(1, 2),
+                        torch.randn(3, 29, 48, device=device)[:, :, 5:45].transpose(1, 2),  # an offset, padded rows
+                        torch.randn(29, 40, device=device).T.expand(3, 40, 29),
+                        torch.randn(1, 29, 40, device=device).transpose(1, 2).expand(3, 40, 29)):
+            out = torch.full((3, 37, 29), float("nan"), device=device)
+            plan = Product(small_a, small_b, out, "ieee")
+            assert plan.stagers == [None, copy] and plan.b.stride(-1) == 1 and plan.layout == "NNb"
+            assert torch.equal(plan.b, small_b)  # the copy, entry by entry
+            plan.run(plan.heuristic())
+            assert rel_err(out, small_a, small_b) < BOUND[torch.float32]
+            out = torch.full((3, 37, 29), float("nan"), device=device)
+            assert rel_err(tritonmm.matmul(small_a, small_b, out=out, input_precision="ieee"), small_a, small_b) < \
+                BOUND[torch.float32]
 
 
 def test_tma_split_rule():
@@ -1201,7 +1280,7 @@ def test_gpu_ieee_products_relaunch_and_replay_with_their_n_major_copy(monkeypat
         tritonmm.mm(a, b, out=out, input_precision="ieee")
         assert rel_err(out, a, b) < BOUND[torch.float32]
     assert len(plans) == 1
-    assert Product(a, b, out, "ieee").stagers == [None, tritonmm.staging.row_major_copy]
+    assert Product(a, b, out, "ieee").stagers == [None, tritonmm.staging.n_major_copy]
     _replays_right(_captured(lambda: tritonmm.mm(a, b, out=out, input_precision="ieee")), a, b, out)
 
 

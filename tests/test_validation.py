@@ -124,7 +124,7 @@ def test_bad_out(make_out, exc, words, device):
     (dict(BLOCK_M=64, BLOCK_N=64), ValueError, ["missing", "BLOCK_K"]),
     (dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, BLOCK_Q=2), ValueError, ["unknown keys", "BLOCK_Q"]),
     (dict(BLOCK_M=48, BLOCK_N=64, BLOCK_K=32), ValueError, ["BLOCK_M", "power of two"]),
-    (dict(BLOCK_M=8, BLOCK_N=64, BLOCK_K=32), ValueError, ["at least 16", "BLOCK_M=1"]),
+    (dict(BLOCK_M=32, BLOCK_N=8, BLOCK_K=32), ValueError, ["at least 16", "BLOCK_M of 1, 2, 4 or 8"]),
     (dict(BLOCK_M=1, BLOCK_N=8, BLOCK_K=8), ValueError, ["BLOCK_K", "at least 16"]),
     (dict(BLOCK_M=1, BLOCK_N=6, BLOCK_K=32), ValueError, ["BLOCK_N", "power of two"]),
     (dict(BLOCK_M=1, BLOCK_N=8, BLOCK_K=32, SPLIT_K=2), ValueError, ["BLOCK_M=1", "SPLIT_K"]),

@@ -86,16 +86,27 @@ SHORT_MAX_ROWS = 32
 # program, K in BLOCK_K chunks on the FMA units; (BLOCK_N, BLOCK_K, num_stages, num_warps). Offered where B runs
 # along K (x @ W.T: the weight's rows are read in long contiguous runs). design.md: gemv-space.
 _GEMV = [(8, 512, 1, 4), (8, 1024, 1, 8), (4, 1024, 3, 4)]
+# The same kernel over BLOCK_M = 2, 4 or 8 rows a program, for IEEE float32 products of a few rows (rules.row_kernel);
+# (BLOCK_M, BLOCK_N, BLOCK_K) on 4 warps: each ran fastest at its rows (design.md: ieee-rows).
+_ROWS = [(2, 8, 512), (4, 8, 256), (8, 8, 128)]
 
 
-def gemv_space() -> list:
-    """The one-row kernel's configs (BLOCK_M = 1), for a B contiguous along K."""
-    return [make_config(1, bn, bk, stages, warps) for bn, bk, stages, warps in _GEMV]
+def gemv_space(M: int = 1) -> list:
+    """The row kernel's configs for M rows, for a B contiguous along K: the one-row kernel's (BLOCK_M = 1), or for
+    more rows those of 2, 4 and 8 rows a program."""
+    if M == 1:
+        return [make_config(1, bn, bk, stages, warps) for bn, bk, stages, warps in _GEMV]
+    return [make_config(bm, bn, bk, 1, 4) for bm, bn, bk in _ROWS]
+
+
+def rows_config(M: int) -> triton.Config:
+    """The row kernel's config for M > 1 rows: as many rows a program as M's next power of two, at most 8."""
+    return next(c for c in gemv_space(M) if c.kwargs["BLOCK_M"] >= min(M, 8))
 
 
 def is_gemv(cfg: triton.Config) -> bool:
-    """Whether cfg runs the one-row kernel (BLOCK_M = 1) instead of a tensor-core tile."""
-    return cfg.kwargs["BLOCK_M"] == 1
+    """Whether cfg runs the row kernel (BLOCK_M below tl.dot's 16: 1, 2, 4 or 8 rows a program) instead of a tile."""
+    return cfg.kwargs["BLOCK_M"] < 16
 
 
 def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:

@@ -3,7 +3,7 @@ runs with until the tuner has timed its shape (tuning.py), so a new shape's firs
 (design.md: no-tuning-stall)."""
 import triton
 
-from . import config_space, cost_model, layout, splits
+from . import config_space, cost_model, layout, rules, splits
 from .layout import hint
 
 
@@ -21,7 +21,7 @@ def for_product(plan) -> triton.Config:
 
 
 def _unpaired(plan) -> triton.Config:
-    """The one-row kernel's config where it serves, else for few rows on the TMA kernel the stream model's pick
+    """The row kernel's config where it serves (one row; IEEE float32 of a few rows), else for few rows on the TMA kernel the stream model's pick
     (cost_model.streams), else the cost model's pick among the tuner's candidates where the model covers the
     product (cost_model.covers), else the rule-based heuristic below."""
     facts = plan.facts
@@ -30,6 +30,8 @@ def _unpaired(plan) -> triton.Config:
     one = one_row(hint(plan.M), hint(plan.N), hint(plan.Z), facts.num_sms, plan.b_k_contiguous)
     if one is not None:
         return one
+    if plan.path == "pointer" and rules.row_kernel(facts, plan.precision, plan.given[1], plan.M, plan.N, plan.Z):
+        return config_space.rows_config(hint(plan.M))  # IEEE float32 of a few rows (design.md: ieee-rows)
     # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
     widths = (16, 16) if plan.path == "tma" or plan.traced else tuple(map(layout.read_width, (plan.a, plan.b)))
     narrow = tuple(w < 16 and t.element_size() == 2 for w, t in zip(widths, (plan.a, plan.b)))

@@ -78,7 +78,7 @@ class Product:
                 self.graph_only = self.captured and any(self.stagers) and not any(self._pointer_stagers(False))
                 a, b = staging.stage(self.stagers, a, b, self.traced)
                 self.a, self.b = a, b
-                self.layout = layout.layout(a) + layout.layout(b)  # the staged operands' (never a batch)
+                self.layout = layout.layout(a) + layout.layout(b) + self.layout[2:]  # the staged ones' ("b": a batch)
             self.constants["SPLIT_K"] = 1  # one slice; steps() launches split-K configs in two passes
             self.args = self._pointer_args(a, b, c)
             self.constants.update(layout.alignment(*self.args[:3], hint(self.M), hint(self.N), hint(a.shape[-1]),
@@ -86,12 +86,13 @@ class Product:
 
     def _pointer_stagers(self, captured: bool) -> list:
         """The pointer kernel's copies of the caller's operands (16-bit ones it reads narrowly: rules.pointer_staging;
-        an IEEE float32 B along K: rules.ieee_n_major); [None, None] where none stages, and for batches or tracing."""
-        if self.batched or self.traced:
+        an IEEE float32 B along K, a batch's too: rules.ieee_n_major); [None, None] where none stages, and tracing."""
+        if self.traced:
             return [None, None]
         f, (a, b), M, N, K, repeated = self.facts, self.given, self.M, self.N, self.K, self.repeated[0]
-        if self.precision == "ieee":
-            return [None, staging.row_major_copy if rules.ieee_n_major(f, b, M, N, K, captured) else None]
+        if self.precision == "ieee" or self.batched:  # a batch: IEEE's copy only
+            ieee = self.precision == "ieee" and rules.ieee_n_major(f, b, M, N, K, captured, self.Z)
+            return [None, staging.n_major_copy if ieee else None]
         copy_a, copy_b = rules.pointer_staging(f, a, b, M, N, K, captured, repeated)
         return [staging.padded_a_copy if copy_a else None, staging.padded_b_copy if copy_b else None]
 
@@ -123,10 +124,9 @@ class Product:
         or staged operands (_pointer_stagers); one on the TMA kernel with copies only a graph makes (rules.realign)."""
         if self.captured or self.path != "pointer":
             return not self.captured and self.path == "tma" and self.copies_differ
-        if self.batched:
-            return not self.traced and rules.batched_tma(self.facts, *self.given, captured=True)
-        if self._tma_candidate() and self._tma_rules(self._staged_bytes(), True, self._read_bytes()):
-            return True  # (_tma_candidate: never for a traced product, whose operands have no addresses)
+        if not self.traced and (rules.batched_tma(self.facts, *self.given, captured=True) if self.batched else
+                                self._tma_candidate() and self._tma_rules(self._staged_bytes(), True, self._read_bytes())):
+            return True  # (never traced: TMA needs the operands' addresses)
         return not any(self.stagers) and any(self._pointer_stagers(captured=True))
 
     def _tma_rules(self, staged_bytes: int, captured: bool, read_bytes: int) -> bool:
@@ -222,8 +222,7 @@ class Product:
 
     def row_ranges(self, cfg: triton.Config):
         """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
-        rows = self.tail_rows(cfg)
-        return ((0, rows), (rows, self.M)) if rows else None
+        return ((0, rows), (rows, self.M)) if (rows := self.tail_rows(cfg)) else None
 
     def _tma_rows(self, r0: int, r1: int, cfg: triton.Config):
         """The TMA kernel's launch over rows [r0, r1) of the product under cfg, with descriptors of its own."""
@@ -240,8 +239,8 @@ class Product:
         """The launches of this product under cfg: (kernel, grid, args, constants, launch options), in order."""
         options = launch.options(self.constants["PDL"], cfg.num_warps, cfg.num_stages)
         if config_space.is_gemv(cfg):  # the caller's operands and out, as they are (self.staged: not for it)
-            tile = dict(BLOCK_N=cfg.kwargs["BLOCK_N"], BLOCK_K=cfg.kwargs["BLOCK_K"])
-            grid = (self.Z * self.M * cdiv(self.N, tile["BLOCK_N"]),)
+            tile = {k: cfg.kwargs[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}
+            grid = (self.Z * cdiv(self.M, tile["BLOCK_M"]) * cdiv(self.N, tile["BLOCK_N"]),)
             return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out),
                      dict(self._epilogue(), **tile, PDL=self.constants["PDL"]), options)]
         ranges = self.row_ranges(cfg)
@@ -338,8 +337,9 @@ class Product:
             return kept + self.prune(config_space.short(family, hint(self.M)))[0] + default_config.paired(self)
         if self.can_split:
             kept = splits.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
-        if hint(self.M) == 1 and self.b_k_contiguous:
-            kept += self.prune(config_space.gemv_space())[0]
+        M = hint(self.M)
+        if M == 1 and self.b_k_contiguous or rules.row_kernel(self.facts, self.precision, self.given[1], M, self.N, self.Z):
+            kept += self.prune(config_space.gemv_space(M))[0]
         return kept
 
     def heuristic(self) -> triton.Config:

@@ -11,6 +11,7 @@ in docs/design.md.
                      (design.md: pointer-staging, pointer-staging-4-byte)
     ieee_n_major     an IEEE float32 B that runs along K copied N-major for the pointer kernel's FMA dot
                      (design.md: ieee-n-major)
+    row_kernel       IEEE float32 products of a few rows on the row kernel over such a B as given (design.md: ieee-rows)
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
     runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
                      opaque-operator)
@@ -136,15 +137,33 @@ def pointer_staging(facts, a, b, M, N, K, captured: bool, repeated: bool = False
     return copy_a, copy_b
 
 
-def ieee_n_major(facts, b, M, N, K, captured: bool) -> bool:
-    """Whether an unbatched IEEE float32 product of two or more rows on the pointer kernel reads B from an N-major
-    copy: a B of two or more columns that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a
-    CUDA graph and from ieee_n_major_eager_min_macs eagerly, where the copy's launch is host time too (design.md:
-    ieee-n-major)."""
+def ieee_n_major(facts, b, M, N, K, captured: bool, Z: int = 1) -> bool:
+    """Whether an IEEE float32 product of two or more rows on the pointer kernel reads B from an N-major copy: a B
+    of two or more columns that runs along K (x @ W.T), from ieee_n_major_min_macs multiply-adds in a CUDA graph and
+    from ieee_n_major_eager_min_macs eagerly, where the copy's launch is host time too; a batch of Z (q @ k.T,
+    experts' x @ W.T) where one 2-D copy makes every entry N-major: its entries stacked (batch stride N rows of B.T)
+    or one broadcast (stride 0) (staging.n_major_copy; design.md: ieee-n-major)."""
     th = thresholds.for_device(facts)
     if b.element_size() != 4 or layout.layout(b) != "T" or M < th.tma_min_rows or N == 1:  # (K, 1): contiguous
         return False
-    return M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
+    if row_kernel(facts, "ieee", b, M, N, Z):  # B as given
+        return False
+    stacked = (0, N * layout.hint(b.stride(-1)))  # a batch's entries as B.T's rows, or one broadcast
+    if b.dim() == 3 and layout.hint(b.shape[0]) > 1 and layout.hint(b.stride(0)) not in stacked:
+        return False
+    return Z * M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
+
+
+def row_kernel(facts, precision: str, b, M, N, Z=1) -> bool:
+    """Whether an IEEE float32 product of 2 to ieee_rows_max_rows rows (a batch of Z: its entries') whose B runs along
+    K (x @ W.T) runs on the row kernel over B as given, BLOCK_M rows a program (config_space.rows_config), not on the
+    pointer kernel over an N-major copy (ieee_n_major): where its programs cover the SMs (design.md: ieee-rows)."""
+    M, N, Z = layout.hint(M), layout.hint(N), layout.hint(Z)
+    if precision != "ieee" or b.element_size() != 4 or b.stride(-2) != 1 or \
+            not 2 <= M <= thresholds.for_device(facts).ieee_rows_max_rows:
+        return False
+    tile = config_space.rows_config(M).kwargs
+    return Z * cdiv(M, tile["BLOCK_M"]) * cdiv(N, tile["BLOCK_N"]) >= facts.num_sms
 
 
 def presplit(facts, M, N, K, captured: bool) -> bool:
@@ -200,12 +219,12 @@ def runs_opaque(a, b, precision: str) -> bool:
         row = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
         aligned = hint(row) * size % 16 == 0 and hint(t.storage_offset()) * size % 16 == 0
         return 0 if aligned else 2 * hint(t.shape[0]) * hint(t.shape[1]) * size
+    Z, M, K, N = hint(a.shape[0]) if a.dim() == 3 else 1, hint(a.shape[-2]), hint(a.shape[-1]), hint(b.shape[-1])
+    facts = device.facts(a.device)
+    if precision == "ieee" and ieee_n_major(facts, b, M, N, K, True, Z):
+        return True
     if a.dim() != 2:
         return False
-    M, K, N = hint(a.shape[0]), hint(a.shape[1]), hint(b.shape[1])
-    facts = device.facts(a.device)
-    if precision == "ieee" and ieee_n_major(facts, b, M, N, K, captured=True):
-        return True
     if few_tiles(facts, M, N):
         return splits.split_for(cdiv(M, 64) * cdiv(N, 64), cdiv(K, 64), facts.num_sms) > 1
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))

@@ -135,6 +135,19 @@ def row_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
     return transpose(t.T, traced)
 
 
+def n_major_copy(b: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """B (K, N) or a batch (Z, K, N) along K copied N-major (rows 16-byte aligned) in one 2-D copy: a batch's
+    entries stacked as B.T's rows (batch stride N rows; rules.ieee_n_major) become the columns of one (K, Z * N)
+    buffer, entry z its columns z * N to (z + 1) * N; one entry, or one broadcast (batch stride 0), is copied once."""
+    if b.dim() == 2:
+        return row_major_copy(b, traced)
+    Z, K, N = b.shape
+    if Z == 1 or b.stride(0) == 0:
+        return row_major_copy(b[0], traced).expand(Z, K, N)
+    y = transpose(b.as_strided((Z * N, K), (b.stride(-1), 1)), traced)
+    return y.as_strided((Z, K, N), (N, y.stride(0), 1))
+
+
 def column_major_copy(t: torch.Tensor, traced: bool = False) -> torch.Tensor:
     """t copied into a column-major buffer (a transposed view of aligned rows): B K-major."""
     return transpose(t, traced).T

@@ -169,13 +169,14 @@ def check_config(config):
         v = params[key]
         if v & (v - 1):
             raise ValueError(f"config[{key!r}] must be a power of two, got {v}")
-    one_row = params["BLOCK_M"] == 1  # the one-row kernel (kernels/gemv.py): no tl.dot, any BLOCK_N
+    rows = params["BLOCK_M"] < 16  # the row kernel (kernels/gemv.py), BLOCK_M rows a program: no tl.dot, any BLOCK_N
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
-        if params[key] < 16 and not (one_row and key != "BLOCK_K"):
+        if params[key] < 16 and not (rows and key != "BLOCK_K"):
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
-                             f"BLOCK_M=1 pins the one-row kernel, which takes any BLOCK_N")
-    if one_row and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL") or params.get("PER_SM", 1) != 1):
-        raise ValueError("config with BLOCK_M=1 (the one-row kernel) takes no SPLIT_K, TAIL or PER_SM; remove them")
+                             f"BLOCK_M of 1, 2, 4 or 8 pins the row kernel, which takes any BLOCK_N")
+    if rows and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL") or params.get("PER_SM", 1) != 1):
+        raise ValueError(f"config with BLOCK_M={params['BLOCK_M']} (the row kernel) takes no SPLIT_K, TAIL or PER_SM; "
+                         "remove them")
     if params.get("PER_SM", 1) > MAX_PER_SM:
         raise ValueError(f"config['PER_SM'] (the TMA kernel's persistent programs an SM) must be at most {MAX_PER_SM}, "
                          f"got {params['PER_SM']}")

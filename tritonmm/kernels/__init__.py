@@ -5,8 +5,8 @@ issues tensor-core instructions.
 
 * ``gemm.gemm_kernel``: pointers and masks, any strides and alignment, a batch dimension, and
   split-K for products of few tiles.
-* ``gemv.gemv_kernel``: one row of C a program's block of columns, on the FMA units: decode
-  products (one row of A), which stream the weight and have no tile to reuse.
+* ``gemv.gemv_kernel``: one row of C (or 2, 4 or 8) a program's block of columns, on the FMA units: decode
+  products (one row of A), which stream the weight and have no tile to reuse; IEEE float32 of a few rows.
 * ``split_k.split_k_reduce_kernel``: split-K's second pass, the slices added in a fixed order.
 * ``gemm_tma.gemm_tma_kernel``: TMA tensor descriptors, persistent, operands of 16-byte aligned rows; a
   batch in one launch over 3-D descriptors.
