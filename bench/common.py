@@ -6,6 +6,7 @@ the fp8 measurement (bench/fp8.py) and the tests measure alike.
 import torch
 
 from tritonmm import native, timing, validation
+from tritonmm.config_space import is_gemv
 from tritonmm.planner import chosen
 
 # Above this many multiply-adds the float64 reference is skipped (error shown as '-'): on a GPU
@@ -138,7 +139,7 @@ def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, capture
     cfg, path = chosen(a, b, "native", scales=scales, out_dtype=out_dtype, captured=captured,
                        served=served(a, captured, scales))
     kw = cfg.kwargs
-    path = ("one-row" if kw["BLOCK_M"] == 1 else "rows") if kw["BLOCK_M"] < 16 else path  # kernels/gemv.py
+    path = ("one-row" if kw["BLOCK_M"] == 1 else "rows") if is_gemv(cfg) else path  # kernels/gemv.py
     return f"{path} {config_text(cfg)}", (kw["BLOCK_M"], kw["BLOCK_N"])
 
 

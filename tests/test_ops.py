@@ -117,7 +117,7 @@ def test_one_row_kernel(layout, dtype, device, path):
     config, one column a program on one warp, and 2, 4 and 8 rows a program (the last rows' programs part empty)."""
     for shape in ONE_ROW:
         a, b = operands(*shape, dtype, layout, device)
-        for cfg in (config_space.gemv_space()[0], config_space.make_config(1, 1, 16, 1, 1), *config_space.gemv_space(2)):
+        for cfg in (config_space.gemv_space()[0], config_space.make_config(1, 1, 16, 1, 1), *config_space.rows_space()):
             assert rel_err(run(a, b, config=cfg), a, b) < BOUND[dtype], (shape, cfg.kwargs)
 
 
@@ -239,7 +239,7 @@ def test_gpu_every_config_of_the_space_is_correct(path):
         family = config_space.family(dtype, prec or "tf32", path == "tma")
         for cfg in tritonmm.configs(dtype, prec or "tf32", split_operands=path == "tma") + \
                 config_space.narrow_space(family) + config_space.short_space(family) + config_space.gemv_space() + \
-                config_space.gemv_space(2):
+                config_space.rows_space():
             a, b = operands(300, 520, 700, dtype, "NN", "cuda")
             try:
                 out = run(a, b, config=cfg, input_precision=prec)

@@ -287,13 +287,31 @@ def test_ieee_few_rows_take_the_row_kernel_over_b_as_given(device, monkeypatch):
         assert not config_space.is_gemv(plan(4, layout_=layout_, precision=precision)[1])
     with thresholds.override(ieee_rows_max_rows=1):
         assert not config_space.is_gemv(plan(4)[1])
-    for M in (2, 5, 11):  # small enough for the interpreter: the rule's bar moved to reach them
+    # Tuned apart: rows of 2-16 share a bucket, and the key names the rows a program the tuner times
+    keys = {M: plan(M)[0].tuning_key for M in (2, 4, 8, 16)}
+    assert keys[2] != keys[4] != keys[8] == keys[16] and plan(2, N // 2)[0].tuning_key != keys[2]
+    one_sm = devices.DeviceFacts("h", 1, 232448, True, True)  # small sizes for the interpreter: every SM covered
+    monkeypatch.setattr(devices, "facts", lambda d: one_sm)
+    for M in (2, 5, 11):
         a, b = operands(M, 29, 45, torch.float32, "NT", device)
+        assert config_space.is_gemv(planner.chosen(a, b, "ieee")[0])
         out = nan_out(M, 29, torch.float32, device)
-        with thresholds.override(ieee_rows_max_rows=16, ieee_n_major_min_macs=0, ieee_n_major_eager_min_macs=0):
-            monkeypatch.setattr(devices, "facts", lambda d: devices.DeviceFacts("h", 1, 232448, True, True))
-            assert config_space.is_gemv(planner.chosen(a, b, "ieee")[0])
-            assert rel_err(tritonmm.mm(a, b, out=out, input_precision="ieee"), a, b) < BOUND[torch.float32]
+        assert rel_err(tritonmm.mm(a, b, out=out, input_precision="ieee"), a, b) < BOUND[torch.float32]
+    # With a bias and an activation, into rows of a larger NaN buffer: the rows past M in the last program are
+    # never written (11 rows, 8 a program)
+    x, w, bias = torch.randn(11, 45, device=device), torch.randn(29, 45, device=device), torch.randn(29, device=device)
+    big = torch.full((16, 40), float("nan"), device=device)
+    launch = Product(x, w.T, big[:11, :29], "ieee", bias=bias, activation="silu")
+    cfg = launch.heuristic()
+    assert cfg.kwargs["BLOCK_M"] == 8 and launch.stagers == [None, None]
+    launch.run(cfg)
+    ref = planner.epilogue_reference(x.double() @ w.double().T, bias.double(), "silu")
+    assert ((big[:11, :29].double() - ref).norm() / ref.norm()).item() < BOUND[torch.float32]
+    assert big[11:].isnan().all() and big[:, 29:].isnan().all()
+    x = torch.randn(11, 45, device=device).T.contiguous().T  # A's rows apart in memory (column-major): any strides
+    assert config_space.is_gemv(planner.chosen(x, w.T, "ieee")[0])
+    assert rel_err(tritonmm.mm(x, w.T, out=nan_out(11, 29, torch.float32, device), input_precision="ieee"), x, w.T) < \
+        BOUND[torch.float32]
 
 
 def test_ieee_batches_read_b_from_one_n_major_copy(device, monkeypatch):
@@ -1064,7 +1082,7 @@ def test_wide_reads_raise_the_staging_bar(K, staged, device, monkeypatch):
     a, b = operands(3027, 70, K, torch.bfloat16, "NT", device)
     out = torch.empty(3027, 70, dtype=torch.bfloat16, device=device)
     launch = Product(a, b, out, "native", captured=True)
-    assert launch._read_bytes() == (2 if staged else 8)
+    assert launch._tma_bytes()[1] == (2 if staged else 8)
     expected = ("tma", True, True) if staged else ("pointer", False, False)
     assert (launch.path, launch.staged, launch.graph_only) == expected
     assert Product(a, b, out, "native").differs_when_captured == staged
@@ -1268,7 +1286,7 @@ def test_gpu_pointer_staged_products_relaunch_with_their_copies(shape, dtype, pr
 @pytest.mark.gpu
 def test_gpu_ieee_products_relaunch_and_replay_with_their_n_major_copy(monkeypatch):
     """design.md: ieee-n-major. An IEEE x @ W.T that reads B from an N-major copy is planned once eagerly (later calls
-    repeat the copy from the launch cache) and replays right from a CUDA graph, on fresh inputs each time."""
+    repeat the copy from the launch cache) and replays right from a CUDA graph, on fresh inputs each time; a batch too."""
     monkeypatch.setitem(thresholds.OVERRIDES, "ieee_n_major_min_macs", 0)
     monkeypatch.setitem(thresholds.OVERRIDES, "ieee_n_major_eager_min_macs", 0)
     plans = []
@@ -1282,6 +1300,14 @@ def test_gpu_ieee_products_relaunch_and_replay_with_their_n_major_copy(monkeypat
     assert len(plans) == 1
     assert Product(a, b, out, "ieee").stagers == [None, tritonmm.staging.n_major_copy]
     _replays_right(_captured(lambda: tritonmm.mm(a, b, out=out, input_precision="ieee")), a, b, out)
+    before = len(plans)
+    for _ in range(3):  # a batch (q @ k.T): its entries' B from one copy, each call's own
+        za, zb = torch.randn(3, 37, 40, device="cuda"), torch.randn(3, 29, 40, device="cuda").transpose(1, 2)
+        zout = torch.full((3, 37, 29), float("nan"), device="cuda")
+        tritonmm.matmul(za, zb, out=zout, input_precision="ieee")
+        assert rel_err(zout, za, zb) < BOUND[torch.float32]
+    assert len(plans) == before + 1 and Product(za, zb, zout, "ieee").stagers == [None, tritonmm.staging.n_major_copy]
+    _replays_right(_captured(lambda: tritonmm.matmul(za, zb, out=zout, input_precision="ieee")), za, zb, zout)
 
 
 @pytest.mark.gpu

@@ -91,22 +91,28 @@ _GEMV = [(8, 512, 1, 4), (8, 1024, 1, 8), (4, 1024, 3, 4)]
 _ROWS = [(2, 8, 512), (4, 8, 256), (8, 8, 128)]
 
 
-def gemv_space(M: int = 1) -> list:
-    """The row kernel's configs for M rows, for a B contiguous along K: the one-row kernel's (BLOCK_M = 1), or for
-    more rows those of 2, 4 and 8 rows a program."""
-    if M == 1:
-        return [make_config(1, bn, bk, stages, warps) for bn, bk, stages, warps in _GEMV]
+def gemv_space() -> list:
+    """The one-row kernel's configs (BLOCK_M = 1), for a B contiguous along K."""
+    return [make_config(1, bn, bk, stages, warps) for bn, bk, stages, warps in _GEMV]
+
+
+def rows_space() -> list:
+    """The row kernel's configs of 2, 4 and 8 rows a program, for a B contiguous along K."""
     return [make_config(bm, bn, bk, 1, 4) for bm, bn, bk in _ROWS]
 
 
 def rows_config(M: int) -> triton.Config:
     """The row kernel's config for M > 1 rows: as many rows a program as M's next power of two, at most 8."""
-    return next(c for c in gemv_space(M) if c.kwargs["BLOCK_M"] >= min(M, 8))
+    return min((c for c in rows_space() if c.kwargs["BLOCK_M"] >= min(M, 8)), key=lambda c: c.kwargs["BLOCK_M"])
+
+
+# tl.dot's smallest tile side: a config of fewer rows runs the row kernel (kernels/gemv.py), BLOCK_M rows a program.
+MIN_TILE_ROWS = 16
 
 
 def is_gemv(cfg: triton.Config) -> bool:
-    """Whether cfg runs the row kernel (BLOCK_M below tl.dot's 16: 1, 2, 4 or 8 rows a program) instead of a tile."""
-    return cfg.kwargs["BLOCK_M"] < 16
+    """Whether cfg runs the row kernel (BLOCK_M below MIN_TILE_ROWS: 1, 2, 4 or 8 rows a program), not a tile."""
+    return cfg.kwargs["BLOCK_M"] < MIN_TILE_ROWS
 
 
 def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:

@@ -3,7 +3,7 @@ runs with until the tuner has timed its shape (tuning.py), so a new shape's firs
 (design.md: no-tuning-stall)."""
 import triton
 
-from . import config_space, cost_model, layout, rules, splits
+from . import config_space, cost_model, layout, splits
 from .layout import hint
 
 
@@ -27,11 +27,11 @@ def _unpaired(plan) -> triton.Config:
     facts = plan.facts
     # An eager call pays its launches' host time; a CUDA graph's replay does not (design.md: default-host-floor)
     floor = plan.th.host_us if plan.th.default_host_floor and not plan.captured else None
-    one = one_row(hint(plan.M), hint(plan.N), hint(plan.Z), facts.num_sms, plan.b_k_contiguous)
+    one = one_row(hint(plan.M), hint(plan.N), hint(plan.Z), facts.num_sms, plan.row_block == 1)
     if one is not None:
         return one
-    if plan.path == "pointer" and rules.row_kernel(facts, plan.precision, plan.given[1], plan.M, plan.N, plan.Z):
-        return config_space.rows_config(hint(plan.M))  # IEEE float32 of a few rows (design.md: ieee-rows)
+    if plan.path == "pointer" and plan.row_block > 1:  # IEEE float32 of a few rows (design.md: ieee-rows)
+        return config_space.rows_config(hint(plan.M))
     # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
     widths = (16, 16) if plan.path == "tma" or plan.traced else tuple(map(layout.read_width, (plan.a, plan.b)))
     narrow = tuple(w < 16 and t.element_size() == 2 for w, t in zip(widths, (plan.a, plan.b)))

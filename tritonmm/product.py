@@ -25,7 +25,7 @@ class Product:
     def __init__(self, a, b, c, precision: str, bias=None, activation: str = "none", scales=(None, None),
                  captured=None, served: bool = False, transposed: bool = False):
         self.traced = validation.traced(a)
-        # The caller's operands: what the one-row kernel reads. The others read self.a, self.b (staged
+        # The caller's operands: what the row kernel reads. The others read self.a, self.b (staged
         # copies where the path needs them); every kernel writes self.out.
         self.given = (a, b)
         # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
@@ -97,7 +97,7 @@ class Product:
         return [staging.padded_a_copy if copy_a else None, staging.padded_b_copy if copy_b else None]
 
     def _pointer_args(self, a, b, c) -> tuple:
-        """The pointer kernel's arguments (and the one-row kernel's: the same list), over 3-D views. An
+        """The pointer kernel's arguments (and the row kernel's: the same list), over 3-D views. An
         unbatched product's batch strides are 0: unsqueeze(0) gives a transposed view a stride of its
         row count, and one not divisible by 16 would hide the alignment of every load from Triton."""
         if self.batched:
@@ -110,13 +110,10 @@ class Product:
         return (a3, b3, c3, self.bias, *self.scales, self.M, self.N, a.shape[-1],  # K, padded where staged
                 *strides, *self.bias_strides)
 
-    def _staged_bytes(self) -> int:
-        """What the copies that let TMA read this product's operands would move (C needs none: C_DESC)."""
-        return layout.tma_copy_bytes(self.a, self.b)
-
-    def _read_bytes(self) -> int:
-        """The narrowest read the pointer kernel would make of the caller's operands (layout.narrowest_read)."""
-        return layout.narrowest_read(*self.given)
+    def _tma_bytes(self) -> tuple:
+        """(What the copies that let TMA read the operands would move, C needing none: C_DESC; the narrowest read the
+        pointer kernel would make of the caller's operands: layout.narrowest_read)."""
+        return layout.tma_copy_bytes(self.a, self.b), layout.narrowest_read(*self.given)
 
     @property
     def differs_when_captured(self) -> bool:
@@ -125,11 +122,11 @@ class Product:
         if self.captured or self.path != "pointer":
             return not self.captured and self.path == "tma" and self.copies_differ
         if not self.traced and (rules.batched_tma(self.facts, *self.given, captured=True) if self.batched else
-                                self._tma_candidate() and self._tma_rules(self._staged_bytes(), True, self._read_bytes())):
+                                self._tma_candidate() and self._tma_rules(True, *self._tma_bytes())):
             return True  # (never traced: TMA needs the operands' addresses)
         return not any(self.stagers) and any(self._pointer_stagers(captured=True))
 
-    def _tma_rules(self, staged_bytes: int, captured: bool, read_bytes: int) -> bool:
+    def _tma_rules(self, captured: bool, staged_bytes: int, read_bytes: int) -> bool:
         """Whether the size rule (rules.tma_path) or, in graphs, the stream model's (rules.stream_tma) gives TMA."""
         f, M, N = self.facts, self.M, self.N
         return rules.tma_path(f, M, N, self.K, staged_bytes, captured, read_bytes, self.repeated[1]) or \
@@ -153,8 +150,8 @@ class Product:
             self._use_tma(a, b, c)
             return
         sources = [layout.tma_source(t) for t in (a, b)]
-        staged_bytes, read_bytes = self._staged_bytes(), self._read_bytes()
-        if not self._tma_rules(staged_bytes, self.captured, read_bytes):
+        staged_bytes, read_bytes = self._tma_bytes()
+        if not self._tma_rules(self.captured, staged_bytes, read_bytes):
             return
         # Operands already staged K-major sit in aligned buffers: only the caller's own are copied here, those TMA
         # cannot read and those whose rows it reads slowly (rules.realign, which copies more in a CUDA graph).
@@ -189,7 +186,7 @@ class Product:
 
     @property
     def staged(self) -> bool:
-        """Whether operands are copied (their memory cost) under every config but the one-row kernel's."""
+        """Whether operands are copied (their memory cost) under every config but the row kernel's."""
         return any(self.stagers)
 
     @property
@@ -312,15 +309,18 @@ class Product:
                                   self.out.element_size())
 
     @property
-    def b_k_contiguous(self) -> bool:
-        """Whether the caller's B (not a staged copy) runs along K (x @ W.T), the one-row kernel's best case."""
-        return self.given[1].stride(-2) == 1
+    def row_block(self) -> int:
+        """The row kernel's rows a program where it may run this product on the caller's B (kernels/gemv.py), else 0:
+        1 for one row of a B along K (x @ W.T), 2-8 where rules.row_kernel gives it (design.md: ieee-rows)."""
+        if hint(self.M) == 1:
+            return int(self.given[1].stride(-2) == 1)
+        return rules.row_kernel(self.facts, self.precision, self.given[1], self.M, self.N, self.Z)
 
     def candidates(self) -> list:
         """The configs tuning times: the family's space (its TMA-only tiles on that kernel only, the tall one
         where N leaves a wide tile's last column mostly empty; its narrow tiles for products of few tiles),
         pruned, with wave-tail (TMA, 16-bit) and split-K variants where they apply, on the TMA kernel its short
-        tiles for products of few rows, and for one-row products the one-row kernel's configs."""
+        tiles for products of few rows, and the row kernel's configs where it may run the product (row_block)."""
         family = config_space.family(self.dtype, self.precision, self.presplit)
         kept, _ = self.prune([c for c in self.space() if self._tall_offered or not config_space.tuned_tma_only(c)])
         # Pruned apart: a narrow tile must not make prune() drop the space's wider ones as too large.
@@ -337,9 +337,8 @@ class Product:
             return kept + self.prune(config_space.short(family, hint(self.M)))[0] + default_config.paired(self)
         if self.can_split:
             kept = splits.with_split_k(kept, hint(self.M), hint(self.N), hint(self.K), self.facts.num_sms)
-        M = hint(self.M)
-        if M == 1 and self.b_k_contiguous or rules.row_kernel(self.facts, self.precision, self.given[1], M, self.N, self.Z):
-            kept += self.prune(config_space.gemv_space(M))[0]
+        if self.row_block:
+            kept += self.prune(config_space.gemv_space() if self.row_block == 1 else config_space.rows_space())[0]
         return kept
 
     def heuristic(self) -> triton.Config:
@@ -361,10 +360,11 @@ class Product:
     def _key_layout(self) -> str:
         """The operands' layout as keys spell it: a batch's entries (config_space.batch_bucket), the pointer kernel's
         read widths (loads), '+c' where the TMA kernel stores C through pointers (C_DESC), '+t' where the tuner times
-        the tall tile, '~graph' for a plan only CUDA graphs run (graph_only: tuned for replay alone, tuning.rank)."""
+        the tall tile, '+rN' where it times the row kernel at N rows a program (row_block; rows of 2-16 share a bucket),
+        '~graph' for a plan only CUDA graphs run (graph_only: tuned for replay alone, tuning.rank)."""
         return self.layout + (f"z{config_space.batch_bucket(hint(self.Z))}" if self.batched else "") + self.loads + \
             ("" if self.constants.get("C_DESC", True) else "+c") + ("+t" if self._tall_offered else "") + \
-            ("~graph" if self.graph_only else "")
+            ("~graph" if self.graph_only else "") + (f"+r{self.row_block}" if self.row_block > 1 else "")
 
     @property
     def _tall_offered(self) -> bool:

@@ -154,16 +154,17 @@ def ieee_n_major(facts, b, M, N, K, captured: bool, Z: int = 1) -> bool:
     return Z * M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
 
 
-def row_kernel(facts, precision: str, b, M, N, Z=1) -> bool:
-    """Whether an IEEE float32 product of 2 to ieee_rows_max_rows rows (a batch of Z: its entries') whose B runs along
-    K (x @ W.T) runs on the row kernel over B as given, BLOCK_M rows a program (config_space.rows_config), not on the
-    pointer kernel over an N-major copy (ieee_n_major): where its programs cover the SMs (design.md: ieee-rows)."""
-    M, N, Z = layout.hint(M), layout.hint(N), layout.hint(Z)
-    if precision != "ieee" or b.element_size() != 4 or b.stride(-2) != 1 or \
+def row_kernel(facts, precision: str, b, M, N, Z=1) -> int:
+    """The row kernel's rows a program (config_space.rows_config: 2, 4 or 8) where an IEEE float32 product of 2 to
+    ieee_rows_max_rows rows (a batch of Z: its entries') whose B runs along K (x @ W.T) runs on it over B as given, not
+    on the pointer kernel over an N-major copy (ieee_n_major): where its programs cover the SMs; else 0. Never for a
+    symbolic M (dynamic shapes), which a compiled graph would run at every size (runs_opaque). design.md: ieee-rows."""
+    if precision != "ieee" or b.element_size() != 4 or not isinstance(M, int) or b.stride(-2) != 1 or \
             not 2 <= M <= thresholds.for_device(facts).ieee_rows_max_rows:
-        return False
+        return 0
     tile = config_space.rows_config(M).kwargs
-    return Z * cdiv(M, tile["BLOCK_M"]) * cdiv(N, tile["BLOCK_N"]) >= facts.num_sms
+    covers = layout.hint(Z) * cdiv(M, tile["BLOCK_M"]) * cdiv(layout.hint(N), tile["BLOCK_N"]) >= facts.num_sms
+    return tile["BLOCK_M"] if covers else 0
 
 
 def presplit(facts, M, N, K, captured: bool) -> bool:
@@ -208,7 +209,8 @@ def runs_opaque(a, b, precision: str) -> bool:
     """Whether a traced product goes into the graph as the opaque eager_product, to be planned when
     the graph runs: where product(a, b) on real tensors like these would take the TMA path, could
     split K over few tiles (split-K's second launch and workspace are the planner's), or in ``precision``
-    "ieee" could read B from an N-major copy (ieee_n_major in a CUDA graph, the lower bar). Read from strides
+    "ieee" could read B from an N-major copy (ieee_n_major in a CUDA graph, the lower bar) or, at a symbolic M, run on
+    the row kernel at its example size (row_kernel). Read from strides
     and storage offsets, which fake tensors have; sizes as their example values under dynamic shapes
     (the choice only moves speed). C, a new (M, N) tensor, is never staged (the TMA kernel stores rows
     it cannot write through pointers)."""
@@ -221,7 +223,8 @@ def runs_opaque(a, b, precision: str) -> bool:
         return 0 if aligned else 2 * hint(t.shape[0]) * hint(t.shape[1]) * size
     Z, M, K, N = hint(a.shape[0]) if a.dim() == 3 else 1, hint(a.shape[-2]), hint(a.shape[-1]), hint(b.shape[-1])
     facts = device.facts(a.device)
-    if precision == "ieee" and ieee_n_major(facts, b, M, N, K, True, Z):
+    if precision == "ieee" and (ieee_n_major(facts, b, M, N, K, True, Z) or not isinstance(a.shape[-2], int) and
+                                row_kernel(facts, precision, b, M, N, Z)):  # (a symbolic M: planned at each size)
         return True
     if a.dim() != 2:
         return False

@@ -144,6 +144,7 @@ def n_major_copy(b: torch.Tensor, traced: bool = False) -> torch.Tensor:
     Z, K, N = b.shape
     if Z == 1 or b.stride(0) == 0:
         return row_major_copy(b[0], traced).expand(Z, K, N)
+    assert b.stride(0) == N * b.stride(-1) and b.stride(-2) == 1, "entries stacked as B.T's rows (rules.ieee_n_major)"
     y = transpose(b.as_strided((Z * N, K), (b.stride(-1), 1)), traced)
     return y.as_strided((Z, K, N), (N, y.stride(0), 1))
 

@@ -80,7 +80,7 @@ class Thresholds(NamedTuple):
     ieee_n_major_min_macs: float = 2 ** 24
     ieee_n_major_eager_min_macs: float = 2 ** 29
     # ... but products of 2 to this many rows with such a B run on the row kernel over B as given, a few rows a program
-    # (kernels/gemv.py), where its programs cover the SMs: 2-16 rows ran 0.65-1.58x SGEMM there, 0.26-0.51x copied
+    # (kernels/gemv.py), where its programs cover the SMs: 2-16 rows ran 0.65-1.58x SGEMM there, 0.21-0.51x copied
     # (design.md: ieee-rows); 1: never.
     ieee_rows_max_rows: int = 16
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8

@@ -7,7 +7,7 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from . import device
-from .config_space import LAUNCH_PARAMS, MAX_PER_SM, TILE_PARAMS, make_config
+from .config_space import LAUNCH_PARAMS, MAX_PER_SM, MIN_TILE_ROWS, TILE_PARAMS, make_config
 from .splits import MAX_SPLIT_K
 from .kernels import overlaps
 from .kernels.gemm import gemm_kernel
@@ -169,7 +169,7 @@ def check_config(config):
         v = params[key]
         if v & (v - 1):
             raise ValueError(f"config[{key!r}] must be a power of two, got {v}")
-    rows = params["BLOCK_M"] < 16  # the row kernel (kernels/gemv.py), BLOCK_M rows a program: no tl.dot, any BLOCK_N
+    rows = params["BLOCK_M"] < MIN_TILE_ROWS  # the row kernel (kernels/gemv.py), BLOCK_M rows a program: any BLOCK_N
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
         if params[key] < 16 and not (rows and key != "BLOCK_K"):
             raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
