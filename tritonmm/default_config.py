@@ -21,9 +21,9 @@ def for_product(plan) -> triton.Config:
 
 
 def _unpaired(plan) -> triton.Config:
-    """The row kernel's config where it serves (one row; IEEE float32 of a few rows), else for few rows on the TMA kernel the stream model's pick
-    (cost_model.streams), else the cost model's pick among the tuner's candidates where the model covers the
-    product (cost_model.covers), else the rule-based heuristic below."""
+    """The row kernel's config where it serves (one row; IEEE float32 of a few rows), else for few rows on the TMA
+    kernel the stream model's pick (cost_model.streams), else the cost model's pick among the tuner's candidates where
+    the model covers the product (cost_model.covers), else the rule-based heuristic below."""
     facts = plan.facts
     # An eager call pays its launches' host time; a CUDA graph's replay does not (design.md: default-host-floor)
     floor = plan.th.host_us if plan.th.default_host_floor and not plan.captured else None
