@@ -102,17 +102,19 @@ def rows_space() -> list:
 
 
 def rows_config(M: int) -> triton.Config:
-    """The row kernel's config for M > 1 rows: as many rows a program as M's next power of two, at most 8."""
-    return min((c for c in rows_space() if c.kwargs["BLOCK_M"] >= min(M, 8)), key=lambda c: c.kwargs["BLOCK_M"])
+    """The row kernel's config for M > 1 rows: as many rows a program as M's next power of two, at most 8 (one config
+    built: the rule asks for it at every plan)."""
+    bm, bn, bk = min(r for r in _ROWS if r[0] >= min(M, 8))
+    return make_config(bm, bn, bk, 1, 4)
 
 
 # tl.dot's smallest tile side: a config of fewer rows runs the row kernel (kernels/gemv.py), BLOCK_M rows a program.
-MIN_TILE_ROWS = 16
+MIN_TILE_SIDE = 16
 
 
 def is_gemv(cfg: triton.Config) -> bool:
-    """Whether cfg runs the row kernel (BLOCK_M below MIN_TILE_ROWS: 1, 2, 4 or 8 rows a program), not a tile."""
-    return cfg.kwargs["BLOCK_M"] < MIN_TILE_ROWS
+    """Whether cfg runs the row kernel (BLOCK_M below MIN_TILE_SIDE: 1, 2, 4 or 8 rows a program), not a tile."""
+    return cfg.kwargs["BLOCK_M"] < MIN_TILE_SIDE
 
 
 def family(dtype: torch.dtype, precision: str, split_operands: bool = False) -> str:

@@ -7,7 +7,7 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from . import device
-from .config_space import LAUNCH_PARAMS, MAX_PER_SM, MIN_TILE_ROWS, TILE_PARAMS, make_config
+from .config_space import LAUNCH_PARAMS, MAX_PER_SM, MIN_TILE_SIDE, TILE_PARAMS, make_config
 from .splits import MAX_SPLIT_K
 from .kernels import overlaps
 from .kernels.gemm import gemm_kernel
@@ -169,11 +169,11 @@ def check_config(config):
         v = params[key]
         if v & (v - 1):
             raise ValueError(f"config[{key!r}] must be a power of two, got {v}")
-    rows = params["BLOCK_M"] < MIN_TILE_ROWS  # the row kernel (kernels/gemv.py), BLOCK_M rows a program: any BLOCK_N
+    rows = params["BLOCK_M"] < MIN_TILE_SIDE  # the row kernel (kernels/gemv.py), BLOCK_M rows a program: any BLOCK_N
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
-        if params[key] < 16 and not (rows and key != "BLOCK_K"):
-            raise ValueError(f"config[{key!r}] must be at least 16 (tl.dot's smallest tile), got {params[key]}; "
-                             f"BLOCK_M of 1, 2, 4 or 8 pins the row kernel, which takes any BLOCK_N")
+        if params[key] < MIN_TILE_SIDE and not (rows and key != "BLOCK_K"):
+            raise ValueError(f"config[{key!r}] must be at least {MIN_TILE_SIDE} (tl.dot's smallest tile), "
+                             f"got {params[key]}; BLOCK_M of 1, 2, 4 or 8 pins the row kernel, which takes any BLOCK_N")
     if rows and (params.get("SPLIT_K", 1) != 1 or params.get("TAIL") or params.get("PER_SM", 1) != 1):
         raise ValueError(f"config with BLOCK_M={params['BLOCK_M']} (the row kernel) takes no SPLIT_K, TAIL or PER_SM; "
                          "remove them")
