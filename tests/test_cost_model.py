@@ -451,7 +451,7 @@ def test_a_tuned_first_eager_call_tunes_the_plan_a_graph_runs(stand_in_h200, mon
                              ((1, 96, 40), [(False, False)])):  # one row: the one-row kernel both ways
         asked.clear()
         a, w = torch.randn(M, K, device=on).bfloat16(), torch.randn(N, K, device=on).bfloat16()
-        assert planner.transposed(a, w.T, (None, None), True) == plans[0][1]
+        assert planner.transposed(a, w.T, (None, None), True, "native") == plans[0][1]
         out = planner.product(a, w.T, precision="native")
         assert asked == plans, (M, N, K)
         assert rel_err(out, a.double() @ w.T.double()) < 1e-2
@@ -459,8 +459,9 @@ def test_a_tuned_first_eager_call_tunes_the_plan_a_graph_runs(stand_in_h200, mon
 
 def test_only_few_row_products_run_transposed(stand_in_h200):
     """The transposed class is a few-row product's transpose alone: a caller's product of few columns (a router's or
-    LoRA's 4096x16), one of a single column (x @ w.T, w of one row), float32, batched or eager products keep their
-    plans; a weight of at most 64 rows (STREAM_MAX_ROWS) is not transposed (design.md: stream-transpose)."""
+    LoRA's 4096x16), one of a single column (x @ w.T, w of one row), float32 of 16 rows (the row kernel's; more rows:
+    test_plan's ieee-transpose test), batched or eager products keep their plans; a weight of at most 64 rows
+    (STREAM_MAX_ROWS) is not transposed (design.md: stream-transpose)."""
     from tritonmm import planner
 
     def path(M, N, K, dtype=torch.bfloat16, captured=True, nt=True):

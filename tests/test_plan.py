@@ -8,7 +8,7 @@ from conftest import every_product_on_the_tma_kernel, every_product_on_tma, ever
     rel_err
 
 import tritonmm
-from tritonmm import config_space, cost_model, device as devices, launch as launching, layout as layout_module, native, planner, product, \
+from tritonmm import config_space, cost_model, default_config, device as devices, launch as launching, layout as layout_module, native, planner, product, \
     relaunch, rules, splits, thresholds, validation
 from tritonmm.product import Product
 from tritonmm.tune import operands
@@ -312,6 +312,71 @@ def test_ieee_few_rows_take_the_row_kernel_over_b_as_given(device, monkeypatch):
     assert config_space.is_gemv(planner.chosen(x, w.T, "ieee")[0])
     assert rel_err(tritonmm.mm(x, w.T, out=nan_out(11, 29, torch.float32, device), input_precision="ieee"), x, w.T) < \
         BOUND[torch.float32]
+
+
+@pytest.mark.parametrize("M,bias_shape,activation,out_t", [
+    (17, None, "none", False), (40, "N", "silu", False), (100, "M1", "relu", True), (128, "MN", "gelu", False)])
+def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape, activation, out_t, device,
+                                                                   monkeypatch):
+    """design.md: ieee-transpose. In a CUDA graph an IEEE float32 x @ W.T of ieee_rows_max_rows + 1 to
+    ieee_transpose_max_rows rows against ieee_transpose_min_n weight rows or more runs as its transpose, out.T = W @
+    x.T, x.T copied N-major, on config_space.IEEE_TRANSPOSED's tile and slices of K for its rows; eager calls, fewer
+    or more rows, fewer weight rows, B along N, TF32 and small products keep their plans. planner.product builds the
+    transposed plan (counted); the result, with each bias broadcast and an activation, into a NaN-filled row- or
+    column-major out, is float64's. Captured in a CUDA graph on a GPU; in the interpreter, capture is what the planner
+    is told (small weights: the bars lowered)."""
+    hopper = devices.DeviceFacts("h", 132, 232448, True, True)
+    monkeypatch.setattr(devices, "facts", lambda d: hopper)
+    th = thresholds.for_device(hopper)
+    K = 1024  # 17 rows of it past ieee_n_major_min_macs
+    x, w = torch.randn(M, K, device=device), torch.randn(th.ieee_transpose_min_n, K, device=device)
+    cfg, path = planner.chosen(x, w.T, "ieee", captured=True)
+    _, tile, split = next(r for r in config_space.IEEE_TRANSPOSED if M <= r[0])
+    assert path == "pointer+staged+transposed" and config_space.as_list(cfg)[:3] == list(tile[:3])
+    assert config_space.split_k(cfg) == split and (cfg.num_stages, cfg.num_warps) == tile[3:]
+    assert "transposed" not in planner.chosen(x, w.T, "ieee")[1]  # eagerly: as before
+    n = th.ieee_transpose_min_n
+    for rows, n, layout_, precision in ((th.ieee_rows_max_rows, n, "NT", "ieee"),
+                                        (th.ieee_transpose_max_rows + 1, n, "NT", "ieee"),
+                                        (M, n - 8, "NT", "ieee"), (M, n, "NN", "ieee"), (M, n, "NT", "tf32")):
+        a, b = operands(rows, n, K, torch.float32, layout_, device)  # the rule alone: planning them copies W
+        assert not planner.transposed(a, b, (None, None), True, precision), (rows, n, layout_, precision)
+    a, b = operands(M, n, 8, torch.float32, "NT", device)
+    assert M * n * 8 < th.ieee_n_major_min_macs and not planner.transposed(a, b, (None, None), True, "ieee")
+    with thresholds.override(ieee_transpose_max_rows=0):
+        assert not planner.transposed(x, w.T, (None, None), True, "ieee")
+    # Short K: as many of the slices as keep splits.MIN_SPLIT_STEPS K steps each
+    assert config_space.split_k(default_config.ieee_transposed(M, 2 * tile[2] * splits.MIN_SPLIT_STEPS)) == 2
+    N, K = 200, 300  # run: small enough for the interpreter, the bars lowered to take it
+    monkeypatch.setitem(thresholds.OVERRIDES, "ieee_transpose_min_n", N)
+    monkeypatch.setitem(thresholds.OVERRIDES, "ieee_n_major_min_macs", 0)
+    x, w = torch.randn(M, K, device=device), torch.randn(N, K, device=device)
+    shapes = {None: None, "N": (N,), "M1": (M, 1), "MN": (M, N)}
+    bias = None if bias_shape is None else torch.randn(*shapes[bias_shape], device=device)
+    assert planner.chosen(x, w.T, "ieee", bias, activation, captured=True)[1] == "pointer+staged+transposed"
+    made, plan_of = [], planner._transposed_plan
+    monkeypatch.setattr(planner, "_transposed_plan", lambda *args: made.append(1) or plan_of(*args))
+    out = nan_out(N, M, torch.float32, device).T if out_t else nan_out(M, N, torch.float32, device)
+    if device == "cuda":  # the eager call runs another plan: the transposed one compiles inside the capture
+        planner.product(x, w.T, precision="ieee", bias=bias, activation=activation, out=out)
+        out.fill_(float("nan"))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            planner.product(x, w.T, precision="ieee", bias=bias, activation=activation, out=out)
+        graph.replay()
+        torch.cuda.synchronize()
+        first = out.clone()
+        x.copy_(torch.randn_like(x))  # the graph's copy of x.T reads the new x
+        graph.replay()
+        torch.cuda.synchronize()
+        assert not torch.equal(first, out)
+    else:
+        monkeypatch.setattr(launching, "capturing", lambda t: True)
+        planner.product(x, w.T, precision="ieee", bias=bias, activation=activation, out=out)
+    assert made, "planner.product did not run the transposed plan"
+    ref = planner.epilogue_reference(x.double() @ w.double().T, None if bias is None else bias.double(), activation)
+    from bench.common import rel_err as relative_error
+    assert relative_error(out, ref) < BOUND[torch.float32]
 
 
 def test_ieee_batches_read_b_from_one_n_major_copy(device, monkeypatch):

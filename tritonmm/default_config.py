@@ -32,6 +32,8 @@ def _unpaired(plan) -> triton.Config:
         return one
     if plan.path == "pointer" and plan.row_block > 1:  # IEEE float32 of a few rows (design.md: ieee-rows)
         return config_space.rows_config(hint(plan.M))
+    if plan.transposed and plan.precision == "ieee":  # x @ W.T of more rows, transposed (design.md: ieee-transpose)
+        return ieee_transposed(hint(plan.N), hint(plan.K), plan.can_split)
     # A traced product's pointers are unknown: its kernel claims no alignment (layout.alignment) either.
     widths = (16, 16) if plan.path == "tma" or plan.traced else tuple(map(layout.read_width, (plan.a, plan.b)))
     narrow = tuple(w < 16 and t.element_size() == 2 for w, t in zip(widths, (plan.a, plan.b)))
@@ -75,6 +77,17 @@ def _unpaired(plan) -> triton.Config:
                              plan.operand_bytes, plan.out.element_size()):
             return whole  # split-K's second launch would cost more host time than it saves
     return cfg
+
+
+def ieee_transposed(N, K, can_split: bool = True) -> triton.Config:
+    """The default config of an IEEE float32 x @ W.T run as its transpose (rules.transposed), N its columns (x's
+    rows): config_space.IEEE_TRANSPOSED's tile for N, in its slices of K, halved until each keeps
+    splits.MIN_SPLIT_STEPS K steps (whole where the plan cannot split)."""
+    table = config_space.IEEE_TRANSPOSED
+    _, tile, split = next((row for row in table if N <= row[0]), table[-1])
+    while split > 1 and (not can_split or config_space.cdiv(K, tile[2]) // split < splits.MIN_SPLIT_STEPS):
+        split //= 2
+    return config_space.make_config(*tile, SPLIT_K=split)
 
 
 def one_row(M, N, Z, num_sms, k_contiguous: bool):

@@ -9,7 +9,8 @@ runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones w
 run on the Gluon kernel instead (rules.gluon), over the operands as they are where TMA reads their rows slowly
 (large ones on its clusters, mid-size ones on the wide schedule, without realign's copies: rules.gluon_as_given),
 and tf32x3 products on split operands on its tf32x3 kernel (rules.gluon_tf32x3); these launches are cached for
-relaunch too. In CUDA graphs, products of few rows run as their transpose (rules.transposed). Callers check
+relaunch too. In CUDA graphs, products of few rows (16-bit; IEEE float32 x @ W.T of some more) run as their
+transpose (rules.transposed). Callers check
 arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
@@ -47,7 +48,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
-        if config is None and transposed(a, b, scales, launch.capturing(a)):  # design.md: stream-transpose
+        if config is None and transposed(a, b, scales, launch.capturing(a), precision):  # stream-, ieee-transpose
             plan = _transposed_plan(a, b, out, precision, bias, activation, scales)
             plan.run(tuning.choose_config(plan))  # in a graph's capture: nothing to cache for relaunch
             return out
@@ -57,7 +58,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             return _gluon(key, (a, b), a, b, out, schedule, None)
         plan = Product(a, b, out, precision, bias, activation, scales, served=served)
         if config is None and plan.can_benchmark and tuning.enabled():
-            swapped = transposed(a, b, scales, True)
+            swapped = transposed(a, b, scales, True, precision)
             if swapped or plan.differs_when_captured:
                 # Captured, this product will run otherwise (as its transpose, on the TMA kernel, or on staged
                 # operands), where nothing can be tuned: tuned now.
@@ -100,10 +101,11 @@ def sliced(a, b, bias, activation: str, scales, captured: bool, precision: str) 
         and rules.batch_slices(facts, a, b, captured)
 
 
-def transposed(a, b, scales, captured: bool) -> bool:
+def transposed(a, b, scales, captured: bool, precision: str) -> bool:
     """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only;
     ``captured`` first, so that an eager call's plan reads no device facts for it."""
-    return captured and not validation.traced(a) and rules.transposed(device.facts(a.device), a, b, scales, captured)
+    return captured and not validation.traced(a) and \
+        rules.transposed(device.facts(a.device), a, b, scales, captured, precision)
 
 
 def new_out(a, b, out_dtype=None) -> torch.Tensor:
@@ -136,7 +138,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
     of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
-    if transposed(a, b, scales, captured) and a.shape[-1] != 0:  # as product runs it: as its transpose
+    if transposed(a, b, scales, captured, precision) and a.shape[-1] != 0:  # as product runs it: as its transpose
         with device.on_device(a.device):
             plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales)
             return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "") + "+transposed"
