@@ -538,7 +538,7 @@ def _compiled(signature, rest, **kw):
 
 def _entry(launches, workspace=None, **kw):
     fields = dict(launches=tuple(launches), workspace=workspace, stage=None, offsets=None,
-                  out_layout=((8, 16), (16, 1)), staged=None, copies=None)
+                  out_layout=((8, 16), (16, 1)), staged=None, copies=None, swapped=False)
     fields.update(kw)
     return type("Entry", (), fields)()
 
@@ -689,7 +689,8 @@ def test_describe_lays_out_tensor_maps_and_row_offsets():
     assert launches[1][5][10] == (native.OUT, 8, 2048)
 
 
-@pytest.mark.parametrize("refused", ["staged", "nan fill", "fp4", "cluster", "float", "not direct", "arity"])
+@pytest.mark.parametrize("refused", ["staged", "nan fill", "fp4", "cluster", "float", "not direct", "arity",
+                                     "transposed"])
 def test_describe_refuses_what_it_cannot_repeat(refused):
     sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "constexpr", "sa": "constexpr", "sb": "constexpr",
            "M": "fp32" if refused == "float" else "i32"}
@@ -700,8 +701,10 @@ def test_describe_refuses_what_it_cannot_repeat(refused):
         compiled = _tma_launch(padding="nan")
     elif refused == "fp4":
         compiled = _tma_launch(meta=(dict(swizzle=3, elem_size=1, elem_type=0, block_size=[64, 64], fp4_padded=True),) * 2)
-    entry = _entry([compiled], **{"staged": dict(stage=(1, 2))}.get(refused, {}))
+    entry = _entry([compiled], **{"staged": dict(stage=(1, 2)), "transposed": dict(swapped=True)}.get(refused, {}))
     assert native.describe(entry) is None
+    if refused == "transposed":  # the same entry not swapped is described (design.md: ieee-transpose)
+        assert native.describe(_entry([compiled])) is not None
 
 
 @pytest.mark.skipif(HAS_GPU, reason="without CUDA only")

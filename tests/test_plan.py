@@ -334,7 +334,7 @@ def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape,
     _, tile, split = next(r for r in config_space.IEEE_TRANSPOSED if M <= r[0])
     assert path == "pointer+staged+transposed" and config_space.as_list(cfg)[:3] == list(tile[:3])
     assert config_space.split_k(cfg) == split and (cfg.num_stages, cfg.num_warps) == tile[3:]
-    assert "transposed" not in planner.chosen(x, w.T, "ieee")[1]  # eagerly: as before
+    assert "transposed" not in planner.chosen(x, w.T, "ieee")[1]  # eagerly below ieee_n_major_eager_min_macs
     n = th.ieee_transpose_min_n
     for rows, n, layout_, precision in ((th.ieee_rows_max_rows, n, "NT", "ieee"),
                                         (th.ieee_transpose_max_rows + 1, n, "NT", "ieee"),
@@ -357,6 +357,31 @@ def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape,
     made, plan_of = [], planner._transposed_plan
     monkeypatch.setattr(planner, "_transposed_plan", lambda *args: made.append(1) or plan_of(*args))
     out = nan_out(N, M, torch.float32, device).T if out_t else nan_out(M, N, torch.float32, device)
+    from bench.common import rel_err as relative_error
+    with thresholds.override(ieee_n_major_eager_min_macs=0):  # eagerly too, from the eager bar (lowered here)
+        assert planner.chosen(x, w.T, "ieee", bias, activation)[1] == "pointer+staged+transposed"
+        for _ in range(2):  # on a GPU the second call relaunches from the cache, x.T copied again
+            x.copy_(torch.randn_like(x))
+            out.fill_(float("nan"))
+            planner.product(x, w.T, precision="ieee", bias=bias, activation=activation, out=out)
+            ref = planner.epilogue_reference(x.double() @ w.double().T, None if bias is None else bias.double(),
+                                             activation)
+            assert relative_error(out, ref) < BOUND[torch.float32]
+        if device == "cuda":
+            known = relaunch.cached(relaunch.key(x, w.T, out, bias, activation, "ieee"))
+            assert known.swapped and native.describe(known) is None  # Python relaunches it, not native.cpp
+        if bias_shape in (None, "N"):  # linear's: the weight as given, its own cache entry and relaunch
+            with torch.no_grad():
+                for _ in range(2):
+                    x.copy_(torch.randn_like(x))
+                    y = tritonmm.linear(x, w, bias, None if activation == "none" else activation,
+                                        input_precision="ieee")
+                    ref = planner.epilogue_reference(x.double() @ w.double().T,
+                                                     None if bias is None else bias.double(), activation)
+                    assert relative_error(y, ref) < BOUND[torch.float32]
+    # chosen's, each first call's (then relaunched on a GPU): planner.product's, and linear's where it ran
+    assert len(made) == 2 + (bias_shape in (None, "N")) + (device != "cuda") * (1 + (bias_shape in (None, "N")))
+    made.clear()
     if device == "cuda":  # the eager call runs another plan: the transposed one compiles inside the capture
         planner.product(x, w.T, precision="ieee", bias=bias, activation=activation, out=out)
         out.fill_(float("nan"))
@@ -375,7 +400,6 @@ def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape,
         planner.product(x, w.T, precision="ieee", bias=bias, activation=activation, out=out)
     assert made, "planner.product did not run the transposed plan"
     ref = planner.epilogue_reference(x.double() @ w.double().T, None if bias is None else bias.double(), activation)
-    from bench.common import rel_err as relative_error
     assert relative_error(out, ref) < BOUND[torch.float32]
 
 

@@ -174,11 +174,12 @@ def remember(a, b, bias, entry) -> None:
 
 def describe(entry):
     """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: a launch that is not
-    a direct one (fast_launch.unwrapped), or copies not all cached. Tensor descriptors (the TMA and Gluon kernels')
-    are described as maps native.cpp encodes at each launch (_tensor_map); launches over row slices, as byte offsets.
+    a direct one (fast_launch.unwrapped), copies not all cached, or a product run as its transpose (Python's). Tensor
+    descriptors (the TMA and Gluon kernels') are described as maps native.cpp encodes at each launch (_tensor_map);
+    launches over row slices, as byte offsets.
     A staged product's copies launch first, into buffers native.cpp allocates as the entry's were (design.md:
     native-staging)."""
-    if entry is None or (entry.stage is not None and entry.copies is None):
+    if entry is None or (entry.stage is not None and entry.copies is None) or entry.swapped:
         return None
     staged = entry.staged or (None, None)  # relaunch.remember: set exactly where entry.stage is
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).

@@ -48,11 +48,15 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if a.shape[-1] == 0:  # an empty sum: the epilogue alone
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
-        if config is None and transposed(a, b, scales, launch.capturing(a), precision):  # stream-, ieee-transpose
-            plan = _transposed_plan(a, b, out, precision, bias, activation, scales)
-            plan.run(tuning.choose_config(plan))  # in a graph's capture: nothing to cache for relaunch
+        captured = launch.capturing(a)
+        if config is None and transposed(a, b, scales, captured, precision):  # stream-, ieee-transpose
+            plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured)
+            cfg = tuning.choose_config(plan)
+            ready = plan.compiled(plan.run(cfg)) if key is not None else None  # None in a graph's capture
+            if ready is not None:
+                relaunch.remember(key, ready, plan, cfg, a, b, out)
             return out
-        schedule = as_given_gluon(a, b, out, bias, activation, scales, launch.capturing(a)) if config is None else None
+        schedule = as_given_gluon(a, b, out, bias, activation, scales, captured) if config is None else None
         # Before any plan: read as it is, no copies (design.md: gluon-misaligned, gluon-wide-as-given).
         if schedule is not None:
             return _gluon(key, (a, b), a, b, out, schedule, None)
@@ -75,11 +79,11 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     return out
 
 
-def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales) -> Product:
+def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, captured: bool = True) -> Product:
     """The plan of a @ b run as its transpose, b.T @ a.T into out.T, the bias broadcast over out and transposed: a
-    CUDA graph's (transposed holds only there)."""
+    CUDA graph's (``captured``), or an eager call's where transposed holds there too (IEEE float32)."""
     bias = None if bias is None else bias.expand(out.shape).mT
-    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=True, transposed=True)
+    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=captured, transposed=True)
 
 
 def _gluon(key, given, a, b, out, schedule: str, plan):
@@ -103,8 +107,8 @@ def sliced(a, b, bias, activation: str, scales, captured: bool, precision: str) 
 
 def transposed(a, b, scales, captured: bool, precision: str) -> bool:
     """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only;
-    ``captured`` first, so that an eager call's plan reads no device facts for it."""
-    return captured and not validation.traced(a) and \
+    ``captured`` first, so that an eager call's plan reads no device facts for it but IEEE float32's."""
+    return (captured or precision == "ieee" and a.dtype == torch.float32) and not validation.traced(a) and \
         rules.transposed(device.facts(a.device), a, b, scales, captured, precision)
 
 
@@ -140,7 +144,7 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
     if transposed(a, b, scales, captured, precision) and a.shape[-1] != 0:  # as product runs it: as its transpose
         with device.on_device(a.device):
-            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales)
+            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales, captured)
             return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "") + "+transposed"
     if sliced(a, b, bias, activation, scales, captured, precision):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)

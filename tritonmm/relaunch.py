@@ -26,6 +26,9 @@ class Entry(NamedTuple):
     # the copy launches that fill them (staging.cached_copies; None: not all cached).
     staged: tuple | None = None
     copies: tuple | None = None
+    # A product run as its transpose (Product.transposed, design.md: ieee-transpose): its launches take (b.T, a.T,
+    # out.T), of the same addresses as (b, a, out), and native.cpp does not repeat it.
+    swapped: bool = False
 
 
 # Entry by key(): products seen before relaunch their compiled kernels.
@@ -68,8 +71,9 @@ def cached(k):
 
 
 def remember(k, ready, product, cfg, a, b, out) -> None:
-    """Caches the launches ``ready`` (Product.compiled) that product made under cfg, under key k; product None: one
-    launch on the caller's operands as they are (the Gluon kernel's, planner.as_given_gluon), cfg only a label."""
+    """Caches the launches ``ready`` (Product.compiled) that product made under cfg, under key k, for the call's a, b
+    and out (of a product run as its transpose too: the caller's); product None: one launch on the caller's operands
+    as they are (the Gluon kernel's, planner.as_given_gluon), cfg only a label."""
     rows = product.row_ranges(cfg) if product is not None else None
     # The offsets of each launch's rows in the tensors as the launches take them (copies where staged)
     offsets = tuple(layout.row_offsets(r0, r1, product.a, product.b, product.out, product.bias, *product.scales)
@@ -86,7 +90,8 @@ def remember(k, ready, product, cfg, a, b, out) -> None:
         copies = staging.cached_copies(product.stagers, *product.given, ya, yb)
     fast_launch.remember(_entries, k, Entry(tuple(ready), workspace, tuple(layout.span(t) for t in (a, b, out)),
                                             (out.shape, out.stride()), tuple(product.stagers) if staged else None,
-                                            offsets, index, buffers, copies))
+                                            offsets, index, buffers, copies,
+                                            product is not None and product.transposed))
 
 
 def launch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
@@ -114,6 +119,8 @@ def launch(known, a, b, out, bias, scales=(None, None), out_dtype=None):
 def _launch_entry(known, a, b, out, bias, scales, index):
     """launch's launches, on the current device (the operands'), into out; out, or None if refused."""
     stream = fast_launch.current_stream(index)
+    if known.swapped:  # b.T @ a.T into out.T: launches read addresses, the same as b's, out's and the bias's
+        a, b = b, a.mT  # a.T a view, as a stager reads it
     if known.stage is not None:
         a, b = staging.stage(known.stage, a, b)
     if known.offsets is not None:  # parts of the tensors, at addresses: a view costs 2-3.3 us to build

@@ -93,20 +93,22 @@ def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transpo
 
 
 def transposed(facts, a, b, scales, captured: bool, precision: str) -> bool:
-    """Whether a product of few rows runs as its transpose, C.T = B.T @ A.T, in a CUDA graph: unbatched real tensors
-    without FP8 scales. 16-bit products of 2 to cost_model.STREAM_MAX_COLS rows that TMA reads as they are, against a
-    weight of more than STREAM_MAX_ROWS rows, whose transpose is the stream model's on the TMA kernel (stream_tma,
-    stream_transpose): their tiles take the weight's rows as their 64 or 128 rows and A's few rows as 16 or 32 columns
-    (cost_model.STREAM_TILES_T; design.md: stream-transpose). IEEE float32 x @ W.T of more rows than the row kernel
-    takes, to ieee_transpose_max_rows, against ieee_transpose_min_n weight rows or more, from ieee_n_major_min_macs:
-    x.T as B, copied N-major (ieee_n_major on the transpose), on config_space.IEEE_TRANSPOSED's tiles
-    (design.md: ieee-transpose)."""
-    if not captured or a.dim() != 2 or scales != (None, None):
+    """Whether a product of few rows runs as its transpose, C.T = B.T @ A.T, in a CUDA graph (IEEE float32 eagerly
+    too): unbatched real tensors without FP8 scales. 16-bit products of 2 to cost_model.STREAM_MAX_COLS rows that TMA
+    reads as they are, against a weight of more than STREAM_MAX_ROWS rows, whose transpose is the stream model's on
+    the TMA kernel (stream_tma, stream_transpose): their tiles take the weight's rows as their 64 or 128 rows and A's
+    few rows as 16 or 32 columns (cost_model.STREAM_TILES_T; design.md: stream-transpose). IEEE float32 x @ W.T of more
+    rows than the row kernel takes, to ieee_transpose_max_rows, against ieee_transpose_min_n weight rows or more, from
+    ieee_n_major_min_macs (eagerly ieee_n_major_eager_min_macs): x.T as B, copied N-major (ieee_n_major on the
+    transpose), on config_space.IEEE_TRANSPOSED's tiles (design.md: ieee-transpose)."""
+    ieee = precision == "ieee" and a.dtype == torch.float32
+    if not (captured or ieee) or a.dim() != 2 or scales != (None, None):
         return False
     (M, K), N, th = a.shape, b.shape[1], thresholds.for_device(facts)
-    if precision == "ieee" and a.dtype == torch.float32:
+    if ieee:
         return layout.layout(b) == "T" and th.ieee_rows_max_rows < M <= th.ieee_transpose_max_rows and \
-            N >= th.ieee_transpose_min_n and M * N * K >= th.ieee_n_major_min_macs
+            N >= th.ieee_transpose_min_n and \
+            M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
     return th.stream_transpose and stream_tma(facts, a.dtype, N, M, K, layout.tma_copy_bytes(a, b), captured, True)
 
 
