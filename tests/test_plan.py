@@ -345,6 +345,14 @@ def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape,
     assert M * n * 8 < th.ieee_n_major_min_macs and not planner.transposed(a, b, (None, None), True, "ieee")
     with thresholds.override(ieee_transpose_max_rows=0):
         assert not planner.transposed(x, w.T, (None, None), True, "ieee")
+    assert not planner.transposed(x.expand(2, -1, -1), w.T.expand(2, -1, -1), (None, None), True, "ieee")  # a batch
+    a, b = operands(th.ieee_rows_max_rows, n, K, torch.float32, "NT", device)
+    with thresholds.override(ieee_rows_max_rows=1):  # the row kernel off: its rows are not transposed either
+        assert not planner.transposed(a, b, (None, None), True, "ieee")
+    # What python -m tritonmm.tune tunes: an eager call's plan, transposed from the eager bar (lowered here)
+    assert not planner.eager_plan(x, w.T, nan_out(M, n, torch.float32, device), "ieee").transposed
+    with thresholds.override(ieee_n_major_eager_min_macs=0):
+        assert planner.eager_plan(x, w.T, nan_out(M, n, torch.float32, device), "ieee").transposed
     # Short K: as many of the slices as keep splits.MIN_SPLIT_STEPS K steps each
     assert config_space.split_k(default_config.ieee_transposed(M, 2 * tile[2] * splits.MIN_SPLIT_STEPS)) == 2
     N, K = 200, 300  # run: small enough for the interpreter, the bars lowered to take it

@@ -9,8 +9,8 @@ runs on Hopper, large plain 16-bit products on the TMA path, and mid-size ones w
 run on the Gluon kernel instead (rules.gluon), over the operands as they are where TMA reads their rows slowly
 (large ones on its clusters, mid-size ones on the wide schedule, without realign's copies: rules.gluon_as_given),
 and tf32x3 products on split operands on its tf32x3 kernel (rules.gluon_tf32x3); these launches are cached for
-relaunch too. In CUDA graphs, products of few rows (16-bit; IEEE float32 x @ W.T of some more) run as their
-transpose (rules.transposed). Callers check
+relaunch too. In CUDA graphs, products of few rows run as their transpose (rules.transposed: 16-bit ones of 2-32
+rows; IEEE float32 x @ W.T of 17-128 rows, eagerly too). Callers check
 arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
@@ -29,8 +29,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     scale_b) applied to the fp32 accumulator. ``precision`` as precision.resolve_precision gives it;
     ``config`` a pinned triton.Config or None. ``served``: native.cpp will be told to repeat this call (its first
     call there), so eager calls plan with native's bars (rules.eager_bars). Arguments are assumed checked. In a
-    CUDA graph, a product of few rows runs as its transpose, b.T @ a.T into out.T (transposed), unless a config
-    is pinned."""
+    CUDA graph, a product of few rows runs as its transpose, b.T @ a.T into out.T (transposed; IEEE float32 x @ W.T of
+    17-128 rows eagerly too, relaunched from the cache), unless a config is pinned."""
     key = None
     if config is None and not validation.traced(a):
         key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype)
@@ -52,7 +52,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         if config is None and transposed(a, b, scales, captured, precision):  # stream-, ieee-transpose
             plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured)
             cfg = tuning.choose_config(plan)
-            ready = plan.compiled(plan.run(cfg)) if key is not None else None  # None in a graph's capture
+            ready = plan.compiled(plan.run(cfg)) if key is not None else None  # compiled(): None in capture
             if ready is not None:
                 relaunch.remember(key, ready, plan, cfg, a, b, out)
             return out
@@ -84,6 +84,14 @@ def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, c
     CUDA graph's (``captured``), or an eager call's where transposed holds there too (IEEE float32)."""
     bias = None if bias is None else bias.expand(out.shape).mT
     return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=captured, transposed=True)
+
+
+def eager_plan(a, b, out, precision: str) -> Product:
+    """The plan an eager call of the plain product a @ b into out runs on its tl kernels: as its transpose where
+    transposed says so (IEEE float32 x @ W.T of 17-128 rows), else Product's; what python -m tritonmm.tune tunes."""
+    if transposed(a, b, (None, None), False, precision):
+        return _transposed_plan(a, b, out, precision, None, "none", (None, None), False)
+    return Product(a, b, out, precision)
 
 
 def _gluon(key, given, a, b, out, schedule: str, plan):

@@ -31,7 +31,7 @@ class Product:
         # Launched into a CUDA graph (None: whether the stream is capturing now); moves the path rule.
         self.captured = (not self.traced and launch.capturing(a)) if captured is None else captured
         self.batched = a.dim() == 3
-        self.transposed = transposed  # b.T @ a.T of a few-row product (rules.transposed): of the stream model's class
+        self.transposed = transposed  # b.T @ a.T of a few-row product (rules.transposed; design.md: *-transpose)
         self.Z = a.shape[0] if self.batched else 1
         self.M, self.K = a.shape[-2:]
         self.N = b.shape[-1]

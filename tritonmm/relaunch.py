@@ -120,7 +120,7 @@ def _launch_entry(known, a, b, out, bias, scales, index):
     """launch's launches, on the current device (the operands'), into out; out, or None if refused."""
     stream = fast_launch.current_stream(index)
     if known.swapped:  # b.T @ a.T into out.T: launches read addresses, the same as b's, out's and the bias's
-        a, b = b, a.mT  # a.T a view, as a stager reads it
+        a, b = b, a.mT  # a.T a view, as B's stager reads it; A (b.T) has no stager here, its address is b's
     if known.stage is not None:
         a, b = staging.stage(known.stage, a, b)
     if known.offsets is not None:  # parts of the tensors, at addresses: a view costs 2-3.3 us to build

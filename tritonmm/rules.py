@@ -6,7 +6,8 @@ in docs/design.md.
                      staging-intensity, eager-staging)
     stream_tma       few-row products on the TMA kernel in CUDA graphs, below tma_path's size bar, few tiles from
                      long K (design.md: stream-model, stream-few-tiles)
-    transposed       few-row products run as their transpose in CUDA graphs (design.md: stream-transpose)
+    transposed       few-row products run as their transpose in CUDA graphs (design.md: stream-transpose), IEEE
+                     float32 x @ W.T of 17-128 rows eagerly too (ieee-transpose)
     pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
                      (design.md: pointer-staging, pointer-staging-4-byte)
     ieee_n_major     an IEEE float32 B that runs along K copied N-major for the pointer kernel's FMA dot
@@ -97,8 +98,8 @@ def transposed(facts, a, b, scales, captured: bool, precision: str) -> bool:
     too): unbatched real tensors without FP8 scales. 16-bit products of 2 to cost_model.STREAM_MAX_COLS rows that TMA
     reads as they are, against a weight of more than STREAM_MAX_ROWS rows, whose transpose is the stream model's on
     the TMA kernel (stream_tma, stream_transpose): their tiles take the weight's rows as their 64 or 128 rows and A's
-    few rows as 16 or 32 columns (cost_model.STREAM_TILES_T; design.md: stream-transpose). IEEE float32 x @ W.T of more
-    rows than the row kernel takes, to ieee_transpose_max_rows, against ieee_transpose_min_n weight rows or more, from
+    few rows as 16 or 32 columns (cost_model.STREAM_TILES_T; design.md: stream-transpose). IEEE float32 x @ W.T of
+    ieee_transpose_min_rows to ieee_transpose_max_rows rows, against ieee_transpose_min_n weight rows or more, from
     ieee_n_major_min_macs (eagerly ieee_n_major_eager_min_macs): x.T as B, copied N-major (ieee_n_major on the
     transpose), on config_space.IEEE_TRANSPOSED's tiles (design.md: ieee-transpose)."""
     ieee = precision == "ieee" and a.dtype == torch.float32
@@ -106,7 +107,7 @@ def transposed(facts, a, b, scales, captured: bool, precision: str) -> bool:
         return False
     (M, K), N, th = a.shape, b.shape[1], thresholds.for_device(facts)
     if ieee:
-        return layout.layout(b) == "T" and th.ieee_rows_max_rows < M <= th.ieee_transpose_max_rows and \
+        return layout.layout(b) == "T" and th.ieee_transpose_min_rows <= M <= th.ieee_transpose_max_rows and \
             N >= th.ieee_transpose_min_n and \
             M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
     return th.stream_transpose and stream_tma(facts, a.dtype, N, M, K, layout.tma_copy_bytes(a, b), captured, True)

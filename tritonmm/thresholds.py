@@ -83,12 +83,14 @@ class Thresholds(NamedTuple):
     # (kernels/gemv.py), where its programs cover the SMs: 2-16 rows ran 0.65-1.58x SGEMM there, 0.21-0.51x copied
     # (design.md: ieee-rows); 1: never.
     ieee_rows_max_rows: int = 16
-    # ... and those of more rows, up to this many, against a weight of ieee_transpose_min_n rows or more, from the
+    # ... and those of ieee_transpose_min_rows (the fewest measured, apart from ieee_rows_max_rows so that its 1 turns
+    # only the row kernel off) to this many, against a weight of ieee_transpose_min_n rows or more, from the
     # copy's bars, run as their transpose, out.T = W @ x.T, x.T copied N-major: the weight's rows on the tiles' 128
     # rows, x's few rows on 32 or 64 columns, K in 4 or 8 slices (config_space.IEEE_TRANSPOSED): on fresh draws
     # 0.39-0.49x SGEMM over the copied weight, 0.77-0.92 transposed, ahead on every product, in CUDA graphs and
     # eagerly (design.md: ieee-transpose); 0: never.
     ieee_transpose_max_rows: int = 128
+    ieee_transpose_min_rows: int = 17
     ieee_transpose_min_n: int = 1024
     # Plain 16-bit products of at least this many multiply-adds run on the Gluon kernel where Triton >= 3.8
     # runs on Hopper (design.md: gluon-gemm); infinite: never.

@@ -58,9 +58,8 @@ def _table(timings: dict, best, M, N, K) -> str:
 def main(argv=None) -> int:
     from tqdm import tqdm
 
-    from . import device
+    from . import device, planner
     from .precision import resolve_precision
-    from .product import Product
     p = argparse.ArgumentParser(prog="python -m tritonmm.tune",
                                 description="Tune tritonmm.matmul for given shapes and store the winners "
                                             f"in the tuning cache ({cache.cache_file()}).")
@@ -96,7 +95,7 @@ def main(argv=None) -> int:
     failed = []
     for M, N, K in tqdm(shapes, desc="shapes", disable=len(shapes) == 1):
         a, b = operands(M, N, K, dtype, args.layout)
-        product = Product(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
+        product = planner.eager_plan(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision)
         space = product.space()
         kept, dropped = product.prune(space)
         candidates = product.candidates()
