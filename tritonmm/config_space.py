@@ -111,7 +111,7 @@ def rows_config(M: int) -> triton.Config:
 # IEEE float32 x @ W.T of 17-128 rows run as their transpose, out.T = W @ x.T (rules.transposed): the weight's
 # rows on 128-row tiles, x's rows on BLOCK_N columns. Per most rows of x: (BLOCK_M, BLOCK_N, BLOCK_K, num_stages,
 # num_warps) and slices of K, of the 14 pinned on 43 products of 17-128 rows on two Triton versions the best in
-# geomean or within 5% of it (design.md: ieee-transpose). More slices than fill the SMs keep more programs an SM in flight on the FMA units.
+# geomean or within 5% of it (design.md: ieee-transpose). More slices than fill the SMs led: more programs an SM.
 IEEE_TRANSPOSED = [(32, (128, 32, 32, 3, 4), 8), (64, (128, 64, 16, 3, 4), 8), (128, (128, 32, 32, 3, 4), 4)]
 
 
