@@ -318,10 +318,11 @@ def test_ieee_few_rows_take_the_row_kernel_over_b_as_given(device, monkeypatch):
     (17, None, "none", False), (40, "N", "silu", False), (100, "M1", "relu", True), (128, "MN", "gelu", False)])
 def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape, activation, out_t, device,
                                                                    monkeypatch):
-    """design.md: ieee-transpose. In a CUDA graph an IEEE float32 x @ W.T of ieee_rows_max_rows + 1 to
+    """design.md: ieee-transpose. In a CUDA graph an IEEE float32 x @ W.T of ieee_transpose_min_rows to
     ieee_transpose_max_rows rows against ieee_transpose_min_n weight rows or more runs as its transpose, out.T = W @
-    x.T, x.T copied N-major, on config_space.IEEE_TRANSPOSED's tile and slices of K for its rows; eager calls, fewer
-    or more rows, fewer weight rows, B along N, TF32 and small products keep their plans. planner.product builds the
+    x.T, x.T copied N-major, on config_space.IEEE_TRANSPOSED's tile and slices of K for its rows; eagerly from
+    ieee_n_major_eager_min_macs too, relaunched from the cache (a GPU's) by planner.product and linear; fewer or more
+    rows, fewer weight rows, B along N, TF32, batches and small products keep their plans. planner.product builds the
     transposed plan (counted); the result, with each bias broadcast and an activation, into a NaN-filled row- or
     column-major out, is float64's. Captured in a CUDA graph on a GPU; in the interpreter, capture is what the planner
     is told (small weights: the bars lowered)."""
@@ -336,11 +337,11 @@ def test_ieee_x_w_t_of_more_rows_runs_as_its_transpose_in_a_graph(M, bias_shape,
     assert config_space.split_k(cfg) == split and (cfg.num_stages, cfg.num_warps) == tile[3:]
     assert "transposed" not in planner.chosen(x, w.T, "ieee")[1]  # eagerly below ieee_n_major_eager_min_macs
     n = th.ieee_transpose_min_n
-    for rows, n, layout_, precision in ((th.ieee_rows_max_rows, n, "NT", "ieee"),
-                                        (th.ieee_transpose_max_rows + 1, n, "NT", "ieee"),
-                                        (M, n - 8, "NT", "ieee"), (M, n, "NN", "ieee"), (M, n, "NT", "tf32")):
-        a, b = operands(rows, n, K, torch.float32, layout_, device)  # the rule alone: planning them copies W
-        assert not planner.transposed(a, b, (None, None), True, precision), (rows, n, layout_, precision)
+    for rows, cols, layout_, precision in ((th.ieee_transpose_min_rows - 1, n, "NT", "ieee"),
+                                           (th.ieee_transpose_max_rows + 1, n, "NT", "ieee"),
+                                           (M, n - 8, "NT", "ieee"), (M, n, "NN", "ieee"), (M, n, "NT", "tf32")):
+        a, b = operands(rows, cols, K, torch.float32, layout_, device)  # the rule alone: planning them copies W
+        assert not planner.transposed(a, b, (None, None), True, precision), (rows, cols, layout_, precision)
     a, b = operands(M, n, 8, torch.float32, "NT", device)
     assert M * n * 8 < th.ieee_n_major_min_macs and not planner.transposed(a, b, (None, None), True, "ieee")
     with thresholds.override(ieee_transpose_max_rows=0):
