@@ -38,6 +38,10 @@ class Product:
         self.dtype, self.precision, self.device = a.dtype, precision, a.device
         self.facts = device.facts(a.device)
         self.th = thresholds.for_device(self.facts)
+        # The row kernel's rows a program where it may run this product on the caller's B (kernels/gemv.py), else 0: 1
+        # for one row of a B along K (x @ W.T), 2-8 where rules.row_kernel gives it (design.md: ieee-rows). Once a plan.
+        self.row_block = int(b.stride(-2) == 1) if hint(self.M) == 1 else \
+            rules.row_kernel(self.facts, precision, b, self.M, self.N, self.Z)
         self.layout = layout.layout(a) + layout.layout(b) + ("b" if self.batched else "")
         self.scales = scales  # FP8 products' (scale_a, scale_b), or (None, None)
         self.repeated = [served, served and native.describes_descriptors()]  # pointer, TMA kernel: rules.eager_bars
@@ -307,14 +311,6 @@ class Product:
         return config_space.prune(cfgs, hint(self.M), hint(self.N), hint(self.K), self.operand_bytes,
                                   self.facts.smem_bytes, self.path == "tma", self.constants["BIAS"] == "matrix",
                                   self.out.element_size())
-
-    @property
-    def row_block(self) -> int:
-        """The row kernel's rows a program where it may run this product on the caller's B (kernels/gemv.py), else 0:
-        1 for one row of a B along K (x @ W.T), 2-8 where rules.row_kernel gives it (design.md: ieee-rows)."""
-        if hint(self.M) == 1:
-            return int(self.given[1].stride(-2) == 1)
-        return rules.row_kernel(self.facts, self.precision, self.given[1], self.M, self.N, self.Z)
 
     def candidates(self) -> list:
         """The configs tuning times: the family's space (its TMA-only tiles on that kernel only, the tall one
