@@ -480,6 +480,55 @@ def test_only_few_row_products_run_transposed(stand_in_h200):
     assert not cost_model.stream_class(40, 16, 132, transposed=True)  # rows: the rows' class
 
 
+@pytest.mark.parametrize("describes", [True, False])  # Triton 3.8-3.9's launchers, 3.6's
+def test_eager_calls_native_repeats_take_the_graphs_tma_bars(stand_in_h200, monkeypatch, describes):
+    """An eager call that native.cpp repeats on the TMA kernel (served, where describe follows the launcher's
+    descriptors) runs the plan a CUDA graph runs: a few-row product as its transpose, the stream model's on the TMA
+    kernel, a mid-size product on the TMA kernel from the captured bar; a call Python serves, or eager_native_tma
+    false, or Triton 3.6 keeps the eager plans (design.md: native-eager-tma)."""
+    from tritonmm import native, planner, rules
+    monkeypatch.setattr(native, "describes_descriptors", lambda: describes)
+
+    def path(M, N, K, captured=False, served=True):
+        a, w = torch.randn(M, K).bfloat16(), torch.randn(N, K).bfloat16()
+        return planner.chosen(a, w.T, "native", captured=captured, served=served)[1]
+    # (M, N, K): 2-32 rows, transposed in a graph; 33-64 rows, the stream model's TMA kernel in a graph; a mid-size
+    # product between the eager and the captured TMA bar
+    th = thresholds.TABLE["sm90"]
+    assert th.tma_min_macs / th.captured_tma_divisor <= 1024 ** 3 < th.tma_min_macs
+    shapes = [(16, 4096, 4096), (32, 14336, 4096), (48, 5120, 5120), (1024, 1024, 1024)]
+    graph = [path(*s, captured=True) for s in shapes]
+    assert graph == ["tma+transposed", "tma+transposed", "tma", "tma"]
+    assert all(path(*s, served=False) == "pointer" for s in shapes)
+    assert [path(*s) for s in shapes] == (graph if describes else ["pointer"] * 4)
+    with thresholds.override(eager_native_tma=False):
+        assert all(path(*s) == "pointer" for s in shapes)
+    assert rules.graph_bars(th, True, False) and not rules.graph_bars(th, False, False)
+    assert rules.graph_bars(th, False, True) and not rules.graph_bars(th._replace(eager_native_tma=False), False, True)
+
+
+def test_an_eager_call_native_repeats_runs_as_its_transpose(stand_in_h200, monkeypatch):
+    """planner.product of a served 16-bit few-row product runs b.T @ a.T into out.T eagerly (its bias broadcast and
+    transposed, an activation), into a NaN-filled out, against float64 (design.md: native-eager-tma)."""
+    from bench.common import rel_err
+    from tritonmm import native, planner
+    monkeypatch.setattr(native, "describes_descriptors", lambda: True)
+    made = []
+    real = planner._transposed_plan
+    monkeypatch.setattr(planner, "_transposed_plan", lambda *args: made.append(args[7:]) or real(*args))
+    on = "cuda" if torch.cuda.is_available() else "cpu"
+    M, N, K = 13, 320, 72
+    a, w = torch.randn(M, K, device=on).bfloat16(), (torch.randn(N, K, device=on) / K ** 0.5).bfloat16()
+    bias = torch.randn(N, device=on).bfloat16()
+    with thresholds.override(stream_few_tiles_min_k=0):
+        assert "transposed" not in planner.chosen(a, w.T, "native", captured=False)[1]
+        out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=on)
+        planner.product(a, w.T, precision="native", bias=bias, activation="relu", out=out, served=True)
+    assert made == [(False, True)], made
+    ref = planner.epilogue_reference(a.double() @ w.T.double(), bias.double(), "relu")
+    assert rel_err(out, ref) < 1e-2
+
+
 def test_defaults_rank_by_the_eager_host_floor():
     """floored: a predicted time ranks by the larger of it and an eager call's host time with the config's
     launches (a wave-tail split's or split-K's two, else one), then by itself; without host_us, by itself."""

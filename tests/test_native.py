@@ -701,10 +701,28 @@ def test_describe_refuses_what_it_cannot_repeat(refused):
         compiled = _tma_launch(padding="nan")
     elif refused == "fp4":
         compiled = _tma_launch(meta=(dict(swizzle=3, elem_size=1, elem_type=0, block_size=[64, 64], fp4_padded=True),) * 2)
-    entry = _entry([compiled], **{"staged": dict(stage=(1, 2)), "transposed": dict(swapped=True)}.get(refused, {}))
+    # "transposed": run as its transpose over copies (IEEE float32's x.T, design.md: ieee-transpose)
+    over_copies = dict(swapped=True, stage=(1, 2), copies=())
+    entry = _entry([compiled], **{"staged": dict(stage=(1, 2)), "transposed": over_copies}.get(refused, {}))
     assert native.describe(entry) is None
-    if refused == "transposed":  # the same entry not swapped is described (design.md: ieee-transpose)
-        assert native.describe(_entry([compiled])) is not None
+    if refused == "transposed":  # the same entry not swapped is described
+        assert native.describe(_entry([compiled], **dict(over_copies, swapped=False))) is not None
+
+
+def test_describe_gives_a_transposed_product_b_where_its_kernels_read_a():
+    """A product run as its transpose (b.T @ a.T into out.T, design.md: native-eager-tma) without copies is described
+    with its kernels' A read from the call's b and their B from its a, whole and in split-K's two launches; out, the
+    workspace and the bias as they are."""
+    sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "*bf16", "sa": "constexpr", "sb": "constexpr",
+           "M": "i32"}
+    whole = native.describe(_entry([_compiled(sig, (9,))], swapped=True))[3][0][5]
+    assert [p[0] for p in whole[:4]] == [native.B, native.A, native.OUT, native.BIAS]
+    reduce_sig = {"ws": "*fp32", "c": "*bf16", "bias": "*bf16", "sa": "constexpr", "sb": "constexpr", "M": "i32"}
+    split_sig = dict(sig, bias="constexpr")
+    first, second = native.describe(_entry([_compiled(split_sig, (9,)), _compiled(reduce_sig, (9,))],
+                                           workspace=(2, 8, 16), swapped=True))[3]
+    assert [p[0] for p in first[5][:3]] == [native.B, native.A, native.WORKSPACE]
+    assert [p[0] for p in second[5][:3]] == [native.WORKSPACE, native.OUT, native.BIAS]
 
 
 @pytest.mark.skipif(HAS_GPU, reason="without CUDA only")

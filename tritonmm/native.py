@@ -174,16 +174,17 @@ def remember(a, b, bias, entry) -> None:
 
 def describe(entry):
     """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: a launch that is not
-    a direct one (fast_launch.unwrapped), copies not all cached, or a product run as its transpose (Python's). Tensor
+    a direct one (fast_launch.unwrapped), copies not all cached, or a product run as its transpose over copies (IEEE
+    float32's x.T: Python's). A product run as its transpose reads b where its kernels read A, a where B. Tensor
     descriptors (the TMA and Gluon kernels') are described as maps native.cpp encodes at each launch (_tensor_map);
     launches over row slices, as byte offsets.
     A staged product's copies launch first, into buffers native.cpp allocates as the entry's were (design.md:
     native-staging)."""
-    if entry is None or (entry.stage is not None and entry.copies is None) or entry.swapped:
+    if entry is None or (entry.stage is not None and (entry.copies is None or entry.swapped)):
         return None
     staged = entry.staged or (None, None)  # relaunch.remember: set exactly where entry.stage is
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
-    a, b = STAGED_A if staged[0] else A, STAGED_B if staged[1] else B
+    a, b = (B, A) if entry.swapped else (STAGED_A if staged[0] else A, STAGED_B if staged[1] else B)
     plain = (a, b, OUT, BIAS, NULL_POINTER, NULL_POINTER)
     if entry.workspace is not None:
         tensors = ((a, b, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),

@@ -17,7 +17,7 @@ torch.library.triton_op): nothing is benchmarked, and launches go through wrap_t
 """
 import torch
 
-from . import device, launch, relaunch, rules, tuning, validation
+from . import device, launch, native, relaunch, rules, tuning, validation
 from .product import Product
 
 
@@ -49,8 +49,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         return out.copy_(epilogue_reference(torch.zeros_like(out, dtype=torch.float32), bias, activation))
     with device.on_device(a.device):
         captured = launch.capturing(a)
-        if config is None and transposed(a, b, scales, captured, precision):  # stream-, ieee-transpose
-            plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured)
+        if config is None and transposed(a, b, scales, captured, precision, served):  # stream-, ieee-transpose
+            plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured, served)
             cfg = tuning.choose_config(plan)
             ready = plan.compiled(plan.run(cfg)) if key is not None else None  # compiled(): None in capture
             if ready is not None:
@@ -79,19 +79,21 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     return out
 
 
-def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, captured: bool = True) -> Product:
+def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, captured: bool = True,
+                     served: bool = False) -> Product:
     """The plan of a @ b run as its transpose, b.T @ a.T into out.T, the bias broadcast over out and transposed: a
-    CUDA graph's (``captured``), or an eager call's where transposed holds there too (IEEE float32)."""
+    CUDA graph's (``captured``), or an eager call's where transposed holds there too (``served`` as product's)."""
     bias = None if bias is None else bias.expand(out.shape).mT
-    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=captured, transposed=True)
+    return Product(b.mT, a.mT, out.mT, precision, bias, activation, scales, captured=captured, served=served,
+                   transposed=True)
 
 
-def eager_plan(a, b, out, precision: str) -> Product:
-    """The plan an eager call of the plain product a @ b into out runs on its tl kernels: as its transpose where
-    transposed says so (IEEE float32 x @ W.T of 17-128 rows), else Product's; what python -m tritonmm.tune tunes."""
-    if transposed(a, b, (None, None), False, precision):
-        return _transposed_plan(a, b, out, precision, None, "none", (None, None), False)
-    return Product(a, b, out, precision)
+def eager_plan(a, b, out, precision: str, served: bool = False) -> Product:
+    """The plan an eager call of the plain product a @ b into out runs on its tl kernels (``served`` as product's):
+    as its transpose where transposed says so, else Product's; what python -m tritonmm.tune tunes."""
+    if transposed(a, b, (None, None), False, precision, served):
+        return _transposed_plan(a, b, out, precision, None, "none", (None, None), False, served)
+    return Product(a, b, out, precision, served=served)
 
 
 def _gluon(key, given, a, b, out, schedule: str, plan):
@@ -113,11 +115,13 @@ def sliced(a, b, bias, activation: str, scales, captured: bool, precision: str) 
         and rules.batch_slices(facts, a, b, captured)
 
 
-def transposed(a, b, scales, captured: bool, precision: str) -> bool:
-    """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed). Real tensors only;
-    ``captured`` first, so that an eager call's plan reads no device facts for it but IEEE float32's."""
-    return (captured or precision == "ieee" and a.dtype == torch.float32) and not validation.traced(a) and \
-        rules.transposed(device.facts(a.device), a, b, scales, captured, precision)
+def transposed(a, b, scales, captured: bool, precision: str, served: bool = False) -> bool:
+    """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed; ``served``: an eager call
+    native.cpp repeats, as product's). Real tensors only; ``captured`` first, so that an eager call's plan reads no
+    device facts for it but IEEE float32's and those native.cpp repeats on the TMA kernel."""
+    repeated = served and native.describes_descriptors()
+    return (captured or repeated or precision == "ieee" and a.dtype == torch.float32) and not validation.traced(a) \
+        and rules.transposed(device.facts(a.device), a, b, scales, captured, precision, repeated)
 
 
 def new_out(a, b, out_dtype=None) -> torch.Tensor:
@@ -150,9 +154,10 @@ def chosen(a, b, precision: str, bias=None, activation: str = "none", *, scales=
     products need their scales and out_dtype (a's dtype when None), as product takes them: both are part
     of the tuning key, and other ones name another product, whose config is looked up (and, where tuning is on and
     nothing is cached, tuned) instead. ``served``: as product's, an eager call native.cpp repeats."""
-    if transposed(a, b, scales, captured, precision) and a.shape[-1] != 0:  # as product runs it: as its transpose
+    if transposed(a, b, scales, captured, precision, served) and a.shape[-1] != 0:  # as product runs it: transposed
         with device.on_device(a.device):
-            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales, captured)
+            plan = _transposed_plan(a, b, new_out(a, b, out_dtype), precision, bias, activation, scales, captured,
+                                    served)
             return tuning.choose_config(plan), plan.path + ("+staged" if plan.staged else "") + "+transposed"
     if sliced(a, b, bias, activation, scales, captured, precision):  # as product runs it: each entry alone
         cfg, path = chosen(a[0], b[0], precision, captured=captured)

@@ -5,9 +5,10 @@ in docs/design.md.
     tma_path         the TMA kernel (Hopper) or the pointer kernel (design.md: tma-threshold, few-tiles,
                      staging-intensity, eager-staging)
     stream_tma       few-row products on the TMA kernel in CUDA graphs, below tma_path's size bar, few tiles from
-                     long K (design.md: stream-model, stream-few-tiles)
-    transposed       few-row products run as their transpose in CUDA graphs (design.md: stream-transpose), IEEE
-                     float32 x @ W.T of 17-128 rows eagerly too (ieee-transpose)
+                     long K (design.md: stream-model, stream-few-tiles); graph_bars, eager calls native.cpp
+                     repeats too (native-eager-tma)
+    transposed       few-row products run as their transpose where stream_tma holds (design.md: stream-transpose),
+                     IEEE float32 x @ W.T of 17-128 rows eagerly too (ieee-transpose)
     pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
                      (design.md: pointer-staging, pointer-staging-4-byte)
     ieee_n_major     an IEEE float32 B that runs along K copied N-major for the pointer kernel's FMA dot
@@ -58,10 +59,9 @@ def few_tiles(facts, M, N) -> bool:
 def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_bytes: int = 2,
              repeated: bool = False) -> bool:
     """The TMA kernel on Hopper for products of more than one row whose tiles fill the GPU, when large
-    (aligned operands; ``captured``: launched into a CUDA graph, where large starts lower), or when
-    compute-bound enough to pay for staging what TMA cannot read (``staged_bytes``: what the copies move,
-    0 when none is needed; ``read_bytes``: the narrowest read the pointer kernel would make instead; eagerly from
-    eager_bars' size, ``repeated``: whether native.cpp repeats its eager calls)."""
+    (aligned operands; lower in CUDA graphs: graph_bars), or when compute-bound enough to pay for staging what TMA
+    cannot read (``staged_bytes``: what the copies move, 0 when none is needed; ``read_bytes``: the narrowest read the
+    pointer kernel would make instead; eagerly from eager_bars' size, ``repeated``: native.cpp repeats its calls)."""
     th = thresholds.for_device(facts)
     macs = M * N * K
     if not facts.tma or M < th.tma_min_rows or few_tiles(facts, M, N):
@@ -69,7 +69,13 @@ def tma_path(facts, M, N, K, staged_bytes: int, captured: bool = False, read_byt
     if staged_bytes:  # unaligned rows: the pointer kernel is slow on narrow reads, so intensity decides (and host time)
         bar = th.stage_min_macs_per_byte_wide_reads if read_bytes >= th.wide_read_bytes else th.stage_min_macs_per_byte
         return macs >= bar * staged_bytes and (captured or macs >= eager_bars(th, repeated)[0])
-    return macs >= (th.tma_min_macs / th.captured_tma_divisor if captured else th.tma_min_macs)
+    return macs >= th.tma_min_macs / (th.captured_tma_divisor if graph_bars(th, captured, repeated) else 1)
+
+
+def graph_bars(th, captured: bool, repeated: bool) -> bool:
+    """Whether a product takes a CUDA graph's TMA bars (tma_path, stream_tma, transposed): captured, or an eager
+    call native.cpp repeats on the TMA kernel, whose host time is the pointer kernel's (design.md: native-eager-tma)."""
+    return captured or repeated and th.eager_native_tma
 
 
 def tma_precision(facts, precision: str) -> bool:
@@ -78,58 +84,57 @@ def tma_precision(facts, precision: str) -> bool:
     return precision != "ieee" or thresholds.for_device(facts).ieee_tma
 
 
-def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transposed: bool = False) -> bool:
+def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transposed: bool = False,
+               repeated: bool = False) -> bool:
     """Whether an unbatched 16-bit product the stream model ranks on the TMA kernel (cost_model.streams) that TMA
-    reads as it is runs there in a CUDA graph below tma_path's bar of multiply-adds: the stream model's
+    reads as it is runs there in a CUDA graph (graph_bars) below tma_path's bar of multiply-adds: the stream model's
     tiles (16 rows where they cover M, splits of K) stream its weight there; products of few tiles only from K of
     stream_few_tiles_min_k, below which they keep the pointer kernel (design.md: stream-model, stream-few-tiles).
     ``transposed``: a few-row product's transpose (transposed), of few columns, at any K (design.md:
     stream-transpose)."""
     th = thresholds.for_device(facts)
-    return captured and th.stream_model and facts.tma and not staged_bytes and \
+    return graph_bars(th, captured, repeated) and th.stream_model and facts.tma and not staged_bytes and \
         (N if transposed else M) >= th.tma_min_rows and \
         cost_model.streams(facts.arch, config_space.family(dtype, "native"), M, N, 1, facts.num_sms, "tma",
                            facts.hbm_bytes_per_s, transposed) and \
         (transposed or K >= th.stream_few_tiles_min_k or not few_tiles(facts, M, N))
 
 
-def transposed(facts, a, b, scales, captured: bool, precision: str) -> bool:
-    """Whether a product of few rows runs as its transpose, C.T = B.T @ A.T, in a CUDA graph (IEEE float32 eagerly
-    too): unbatched real tensors without FP8 scales. 16-bit products of 2 to cost_model.STREAM_MAX_COLS rows that TMA
-    reads as they are, against a weight of more than STREAM_MAX_ROWS rows, whose transpose is the stream model's on
-    the TMA kernel (stream_tma, stream_transpose): their tiles take the weight's rows as their 64 or 128 rows and A's
-    few rows as 16 or 32 columns (cost_model.STREAM_TILES_T; design.md: stream-transpose). IEEE float32 x @ W.T of
-    ieee_transpose_min_rows to ieee_transpose_max_rows rows, against ieee_transpose_min_n weight rows or more, from
+def transposed(facts, a, b, scales, captured: bool, precision: str, repeated: bool = False) -> bool:
+    """Whether a product of few rows runs as its transpose, C.T = B.T @ A.T: unbatched real tensors without FP8
+    scales. 16-bit products of 2 to STREAM_MAX_COLS rows that TMA reads as they are, against a weight of more than
+    STREAM_MAX_ROWS rows, whose transpose is the stream model's on the TMA kernel (stream_tma: in CUDA graphs and where
+    graph_bars holds; stream_transpose): the weight's rows fill the tiles' 64 or 128 rows, A's few rows their 16 or 32
+    columns (cost_model.STREAM_TILES_T; design.md: stream-transpose). IEEE float32 x @ W.T, eagerly too, of
+    ieee_transpose_min_rows to _max_rows rows against ieee_transpose_min_n weight rows or more, from
     ieee_n_major_min_macs (eagerly ieee_n_major_eager_min_macs): x.T as B, copied N-major (ieee_n_major on the
     transpose), on config_space.IEEE_TRANSPOSED's tiles (design.md: ieee-transpose)."""
     ieee = precision == "ieee" and a.dtype == torch.float32
-    if not (captured or ieee) or a.dim() != 2 or scales != (None, None):
+    if not (captured or repeated or ieee) or a.dim() != 2 or scales != (None, None):
         return False
     (M, K), N, th = a.shape, b.shape[1], thresholds.for_device(facts)
     if ieee:
         return layout.layout(b) == "T" and th.ieee_transpose_min_rows <= M <= th.ieee_transpose_max_rows and \
             N >= th.ieee_transpose_min_n and \
             M * N * K >= (th.ieee_n_major_min_macs if captured else th.ieee_n_major_eager_min_macs)
-    return th.stream_transpose and stream_tma(facts, a.dtype, N, M, K, layout.tma_copy_bytes(a, b), captured, True)
+    return th.stream_transpose and stream_tma(facts, a.dtype, N, M, K, layout.tma_copy_bytes(a, b), captured, True,
+                                              repeated)
 
 
 def eager_bars(th, repeated: bool) -> tuple:
-    """(stage, realign): the fewest multiply-adds from which an eager call stages operands and realigns rows.
-    stage_eager_min_macs and realign_eager_min_macs pay for Python's host time; where native.cpp repeats the call,
-    copies included (``repeated``: the Product's, from planner.product's ``served``), the lower
-    stage_eager_native_min_macs and realign_eager_native_min_macs (design.md: native-staging)."""
+    """(stage, realign): the fewest multiply-adds from which an eager call stages operands and realigns rows: for
+    Python's host time, or where native.cpp repeats the call, copies included (``repeated``: the Product's, from
+    planner.product's ``served``), the lower stage_/realign_eager_native_min_macs (design.md: native-staging)."""
     if repeated:
         return th.stage_eager_native_min_macs, th.realign_eager_native_min_macs
     return th.stage_eager_min_macs, th.realign_eager_min_macs
 
 
 def pointer_staging(facts, a, b, M, N, K, captured: bool, repeated: bool = False) -> tuple:
-    """(copy A, copy B): which of a product's 16-bit operands the pointer kernel reads from K-major copies
-    whose K is zero-padded to 16 bytes, because it would read them at most pointer_stage_max_load_bytes at a
-    time; (False, False) where the rule does not stage. For
-    unbatched real 16-bit products of more than one row; eagerly only from eager_bars' size (a copy's launch is
-    host time; ``repeated``: native.cpp repeats its eager calls). Reads of async_copy_min_bytes or more are staged
-    only where the copies pay."""
+    """(copy A, copy B): which of a product's 16-bit operands the pointer kernel reads from K-major copies whose K is
+    zero-padded to 16 bytes, as it would read them at most pointer_stage_max_load_bytes at a time; for unbatched real
+    16-bit products of more than one row, eagerly only from eager_bars' size (a copy's launch is host time). Reads of
+    async_copy_min_bytes or more are staged only where the copies pay."""
     th = thresholds.for_device(facts)
     none = (False, False)
     if M < th.tma_min_rows or a.element_size() != 2 or not (captured or M * N * K >= eager_bars(th, repeated)[0]):
@@ -194,8 +199,7 @@ def realign(facts, source, macs: int, operand: int, captured: bool, repeated: bo
     into rows ROW_ALIGN_BYTES apart first: where its rows are 16 but not 32 bytes apart (rows 32 or 64 bytes
     apart cost the kernel too little to pay for the copy) and the product does enough multiply-adds per byte
     the copy moves (realign_min_macs_per_byte_a / _b), the copy's fixed cost counted as realign_fixed_bytes more;
-    eagerly (``captured`` False) only from eager_bars' size, where the copy's host time is hidden (``repeated``:
-    native.cpp repeats its eager calls)."""
+    eagerly only from eager_bars' size, where the copy's host time is hidden."""
     if not _slow_rows(source):
         return False
     th = thresholds.for_device(facts)
@@ -208,8 +212,7 @@ def realign(facts, source, macs: int, operand: int, captured: bool, repeated: bo
 def tma_copies(facts, sources, stagers, macs: int, captured: bool, repeated: bool = False) -> list:
     """Per operand of a product on the TMA path (``sources``: layout.tma_source of A and B, None where TMA cannot read
     it as it is), whether it is copied into an aligned buffer first: where TMA cannot read it, or where it is the
-    caller's own (its stager None: not copied K-major already) and realign says so (``captured``: in a CUDA graph;
-    ``repeated``: native.cpp repeats its eager calls)."""
+    caller's own (its stager None: not copied K-major already) and realign says so."""
     return [source is None or (stager is None and realign(facts, source[0], macs, i, captured, repeated))
             for i, (source, stager) in enumerate(zip(sources, stagers))]
 
@@ -219,10 +222,9 @@ def runs_opaque(a, b, precision: str) -> bool:
     the graph runs: where product(a, b) on real tensors like these would take the TMA path, could
     split K over few tiles (split-K's second launch and workspace are the planner's), or in ``precision``
     "ieee" could read B from an N-major copy (ieee_n_major in a CUDA graph, the lower bar) or, at a symbolic M, run on
-    the row kernel at its example size (row_kernel). Read from strides
-    and storage offsets, which fake tensors have; sizes as their example values under dynamic shapes
-    (the choice only moves speed). C, a new (M, N) tensor, is never staged (the TMA kernel stores rows
-    it cannot write through pointers)."""
+    the row kernel at its example size (row_kernel). Read from strides and storage offsets, which fake tensors have;
+    sizes as their example values under dynamic shapes (the choice only moves speed). C, a new (M, N) tensor, is never
+    staged (the TMA kernel stores rows it cannot write through pointers)."""
     hint = layout.hint
 
     def staged_bytes(t):
@@ -258,10 +260,9 @@ def batched_tma(facts, a, b, captured: bool) -> bool:
 
 def batch_slices(facts, a, b, captured: bool) -> bool:
     """Whether a batched product (a (Z, M, K) @ b (Z, K, N)) runs as Z unbatched products, each on the TMA
-    kernel, rather than as one launch of the batched pointer kernel: where every entry alone is large enough
-    for the TMA path (tma_path, with the staging its rows would need), so that the batch's launches cost little
-    beside its kernels, and the batch is not one the TMA kernel takes whole (batched_tma). Real tensors only (a
-    traced product keeps one launch)."""
+    kernel, rather than as one launch of the batched pointer kernel: where every entry alone is large enough for the
+    TMA path (tma_path, with the staging its rows would need), so that the batch's launches cost little beside its
+    kernels, and the batch is not one the TMA kernel takes whole (batched_tma). Real tensors only."""
     Z, M, K = (layout.hint(n) for n in a.shape)
     N = layout.hint(b.shape[-1])
     if Z < 2 or not facts.tma or batched_tma(facts, a, b, captured):
@@ -341,8 +342,7 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
     - gluon's wide class with such A or B rows (and large products whose 128x256 tiles fill too little of their
       waves, which rules.gluon gives the wide schedule): the wide schedule, where the copy is not paid back
       (threshold gluon_wide_as_given; design.md: gluon-wide-as-given). Where realign would not copy, the plan
-      runs the same.
-    """
+      runs the same."""
     if a.dim() != 2:
         return None
     slow_a, slow_b = (source is not None and _slow_rows(source[0]) for source in (layout.tma_source(a),

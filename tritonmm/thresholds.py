@@ -23,6 +23,9 @@ class Thresholds(NamedTuple):
     tma_min_macs: float = 2 ** 31
     # Inside CUDA-graph capture the TMA bar is this many times lower (design.md: captured-tma-threshold).
     captured_tma_divisor: float = 8
+    # Eager calls that native.cpp repeats on the TMA kernel (Triton >= 3.8) take the bars a CUDA graph takes: the TMA
+    # bar above, the stream model's TMA kernel and transpose (rules.graph_bars; design.md: native-eager-tma).
+    eager_native_tma: bool = True
     # Operands TMA cannot read are staged where the product does this many multiply-adds per staged byte
     # (design.md: staging-intensity), or this many where the pointer kernel would read WIDE_READ_BYTES at a
     # time (design.md: staging-wide-reads).
