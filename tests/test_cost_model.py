@@ -489,18 +489,18 @@ def test_eager_calls_native_repeats_take_the_graphs_tma_bars(stand_in_h200, monk
     from tritonmm import native, planner, rules
     monkeypatch.setattr(native, "describes_descriptors", lambda: describes)
 
-    def path(M, N, K, captured=False, served=True):
-        a, w = torch.randn(M, K).bfloat16(), torch.randn(N, K).bfloat16()
-        return planner.chosen(a, w.T, "native", captured=captured, served=served)[1]
-    # (M, N, K): 2-32 rows, transposed in a graph; 33-64 rows, the stream model's TMA kernel in a graph; a mid-size
-    # product between the eager and the captured TMA bar
+    def path(M, N, K, Z=(), captured=False, served=True):
+        a, w = torch.randn(*Z, M, K).bfloat16(), torch.randn(*Z, N, K).bfloat16()
+        return planner.chosen(a, w.mT, "native", captured=captured, served=served)[1]
+    # (M, N, K, batch): 2-32 rows, transposed in a graph; 33-64 rows, the stream model's TMA kernel in a graph; a
+    # mid-size product and a batch between the eager and the captured TMA bar
     th = thresholds.TABLE["sm90"]
     assert th.tma_min_macs / th.captured_tma_divisor <= 1024 ** 3 < th.tma_min_macs
-    shapes = [(16, 4096, 4096), (32, 14336, 4096), (48, 5120, 5120), (1024, 1024, 1024)]
+    shapes = [(16, 4096, 4096), (32, 14336, 4096), (48, 5120, 5120), (1024, 1024, 1024), (128, 1024, 1024, (8,))]
     graph = [path(*s, captured=True) for s in shapes]
-    assert graph == ["tma+transposed", "tma+transposed", "tma", "tma"]
+    assert graph == ["tma+transposed", "tma+transposed", "tma", "tma", "tma"]
     assert all(path(*s, served=False) == "pointer" for s in shapes)
-    assert [path(*s) for s in shapes] == (graph if describes else ["pointer"] * 4)
+    assert [path(*s) for s in shapes] == (graph if describes else ["pointer"] * 5)
     with thresholds.override(eager_native_tma=False):
         assert all(path(*s) == "pointer" for s in shapes)
     assert rules.graph_bars(th, True, False) and not rules.graph_bars(th, False, False)

@@ -141,7 +141,8 @@ class Product:
         the batch in one launch (rules.batched_tma); IEEE float32 only where ieee_tma (design.md: ieee-pointer)."""
         fits = rules.tma_precision(self.facts, self.precision)
         if self.batched:
-            return fits and not self.traced and rules.batched_tma(self.facts, *self.given, self.captured)
+            return fits and not self.traced and rules.batched_tma(self.facts, *self.given, self.captured,
+                                                                  self.repeated[1])
         return fits and self.facts.tma and not self.traced
 
     def _try_tma(self):

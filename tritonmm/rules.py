@@ -244,10 +244,10 @@ def runs_opaque(a, b, precision: str) -> bool:
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
 
 
-def batched_tma(facts, a, b, captured: bool) -> bool:
+def batched_tma(facts, a, b, captured: bool, repeated: bool = False) -> bool:
     """Whether a batch of 16-bit products (a (Z, M, K) @ b (Z, K, N)) runs on the TMA kernel in one launch: TMA
     reads both operands as they are (layout.tma_source: 3-D, or an entry broadcast) and the batch, as the rows of
-    all its entries, is what tma_path sends there, each entry of more than one row."""
+    all its entries, is what tma_path sends there (``repeated`` as its), each entry of more than one row."""
     Z, M, K = (layout.hint(n) for n in a.shape)
     N = layout.hint(b.shape[-1])
     th = thresholds.for_device(facts)
@@ -255,7 +255,7 @@ def batched_tma(facts, a, b, captured: bool) -> bool:
         return False
     if layout.tma_source(a) is None or layout.tma_source(b) is None:
         return False
-    return tma_path(facts, Z * M, N, K, 0, captured)
+    return tma_path(facts, Z * M, N, K, 0, captured, repeated=repeated)
 
 
 def batch_slices(facts, a, b, captured: bool) -> bool:
