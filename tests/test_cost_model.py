@@ -3,7 +3,7 @@ what the model predicts from its rates, where it applies, and that the planner's
 import pytest
 import torch
 
-from tritonmm import config_space, cost_model, device, splits, thresholds
+from tritonmm import config_space, cost_model, default_config, device, splits, thresholds
 from tritonmm.precision import resolve_precision
 from tritonmm.product import Product
 
@@ -529,6 +529,66 @@ def test_an_eager_call_native_repeats_runs_as_its_transpose(stand_in_h200, monke
     assert rel_err(out, ref) < 1e-2
 
 
+def test_few_tile_products_of_long_k_split_on_the_tma_kernel_in_graphs(stand_in_h200):
+    """In a CUDA graph, a 16-bit product of few tiles (few_tiles), more than STREAM_MAX_ROWS rows and columns and K of
+    few_tiles_tma_min_k or more runs on the TMA kernel in slices of K (default_config.few_tiles_split): 64x128 tiles
+    where they make 16 or more, else 64x64, in the most slices whose units fit one wave, each of 4 K steps or more.
+    Eager calls, fewer rows or columns, shorter K, rows TMA cannot read and the threshold at inf keep their plans
+    (design.md: few-tiles-tma)."""
+    from tritonmm import planner
+
+    def plan(M, N, K, layout_="NT", captured=True):
+        a = torch.randn(M, K).bfloat16() if layout_[0] == "N" else torch.randn(K, M).bfloat16().T
+        b = torch.randn(K, N).bfloat16() if layout_[1] == "N" else torch.randn(N, K).bfloat16().T
+        cfg, path = planner.chosen(a, b, "native", captured=captured)
+        k = cfg.kwargs
+        return path, (k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], cfg.num_stages, config_space.split_k(cfg))
+    # (M, N, K, layout): (the tile, its slices); the probe's products (bench/results/few_tiles_tma/)
+    expected = {(88, 376, 8128, "NT"): (64, 64, 128, 6, 8), (240, 464, 11992, "NT"): (64, 128, 128, 4, 8),
+                (152, 752, 10048, "TN"): (64, 128, 128, 4, 4), (80, 112, 10344, "NN"): (64, 64, 128, 6, 16),
+                (144, 248, 2048, "NT"): (64, 64, 128, 6, 4), (168, 928, 6232, "NN"): (64, 128, 128, 4, 4)}
+    for shape, tile in expected.items():
+        assert plan(*shape) == ("tma", tile), shape
+        assert plan(*shape, captured=False)[0] == "pointer", shape
+        with thresholds.override(few_tiles_tma_min_k=float("inf")):
+            assert plan(*shape)[0] == "pointer", shape
+    assert plan(88, 376, 2040)[0] == "pointer"  # K below the bar
+    assert plan(88, 60, 8128, "NN")[0] == "pointer"  # few columns: as before
+    stream = plan(60, 376, 8128, "NN")  # 60 rows: the stream model's plan, which the threshold does not move
+    with thresholds.override(few_tiles_tma_min_k=float("inf")):
+        assert plan(60, 376, 8128, "NN") == stream
+    assert plan(88, 380, 8128, "NN")[0] == "pointer"  # B's rows of 760 bytes, which TMA cannot read
+    assert plan(832, 384, 8000, "TN") == ("tma", (64, 64, 128, 6, 1))  # 78 tiles of 64x64: not few, as before
+    assert default_config.few_tiles_split(88, 376, 8128, 132, can_split=False).kwargs.get("SPLIT_K", 1) == 1
+
+
+def test_a_few_tile_product_runs_in_slices_on_the_tma_kernel(stand_in_h200, monkeypatch):
+    """The few-tiles-tma plan runs: a few-tile product of long K captured (launch.capturing), in slices of K on the
+    TMA kernel, bias and activation in the sum's epilogue, into a NaN-filled out, against float64."""
+    from bench.common import rel_err
+    from tritonmm import launch, planner
+    on = "cuda" if torch.cuda.is_available() else "cpu"
+    M, N, K = 72, 136, 2048
+    a, w = torch.randn(M, K, device=on).bfloat16(), (torch.randn(N, K, device=on) / K ** 0.5).bfloat16()
+    bias = torch.randn(N, device=on).bfloat16()
+    out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=on)
+    cfg, path = planner.chosen(a, w.T, "native", captured=True)
+    assert path == "tma" and config_space.split_k(cfg) > 1, (path, cfg)
+    if on == "cuda":
+        planner.product(a, w.T, precision="native", bias=bias, activation="gelu", out=out)
+        out.fill_(float("nan"))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            planner.product(a, w.T, precision="native", bias=bias, activation="gelu", out=out)
+        graph.replay()
+        torch.cuda.synchronize()
+    else:
+        monkeypatch.setattr(launch, "capturing", lambda t: True)
+        planner.product(a, w.T, precision="native", bias=bias, activation="gelu", out=out)
+    ref = planner.epilogue_reference(a.double() @ w.T.double(), bias.double(), "gelu")
+    assert rel_err(out, ref) < 1e-2
+
+
 def test_defaults_rank_by_the_eager_host_floor():
     """floored: a predicted time ranks by the larger of it and an eager call's host time with the config's
     launches (a wave-tail split's or split-K's two, else one), then by itself; without host_us, by itself."""
@@ -550,12 +610,14 @@ HOST_BOUND_TWO_LAUNCHES = [(1472, 1472, 1472), (4510, 464, 2240), (81, 768, 3072
 @pytest.mark.parametrize("M,N,K", HOST_BOUND_TWO_LAUNCHES)
 def test_eager_defaults_keep_one_launch_where_the_host_hides_the_second(M, N, K, stand_in_h200):
     """An eager call's default takes one launch where a second would cost more host time than its kernels save;
-    a CUDA graph's keeps the two, floor or not; with default_host_floor off, the eager default is the captured one."""
-    captured, eager = _plan(M, N, K, True), _plan(M, N, K, False)
-    assert captured.launches(captured.heuristic()) == 2
-    assert eager.launches(eager.heuristic()) == 1
-    with thresholds.override(default_host_floor=False):
-        assert _plan(M, N, K, False).heuristic() == _plan(M, N, K, True).heuristic() == captured.heuristic()
+    a CUDA graph's keeps the two, floor or not; with default_host_floor off, the eager default is the captured one.
+    On one kernel both ways: 81x768x3072's graph plan is the TMA kernel's (design.md: few-tiles-tma), not here."""
+    with thresholds.override(few_tiles_tma_min_k=float("inf")):
+        captured, eager = _plan(M, N, K, True), _plan(M, N, K, False)
+        assert captured.launches(captured.heuristic()) == 2
+        assert eager.launches(eager.heuristic()) == 1
+        with thresholds.override(default_host_floor=False):
+            assert _plan(M, N, K, False).heuristic() == _plan(M, N, K, True).heuristic() == captured.heuristic()
 
 
 def test_two_launches_stay_where_they_pay_past_the_host_floor(stand_in_h200):

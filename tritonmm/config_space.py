@@ -115,6 +115,12 @@ def rows_config(M: int) -> triton.Config:
 IEEE_TRANSPOSED = [(32, (128, 32, 32, 3, 4), 8), (64, (128, 64, 16, 3, 4), 8), (128, (128, 32, 32, 3, 4), 4)]
 
 
+# Few-tile products of long K on the TMA kernel in slices of K (default_config.few_tiles_split; design.md:
+# few-tiles-tma): (the fewest tiles, (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps)), the first whose tiles of
+# the product reach its fewest. 64x128 ran ahead of 64x64 at like units where it makes 16 tiles or more.
+FEW_TILES_TMA = [(16, (64, 128, 128, 4, 4)), (0, (64, 64, 128, 6, 4))]
+
+
 # tl.dot's smallest tile side: a config of fewer rows runs the row kernel (kernels/gemv.py), BLOCK_M rows a program.
 MIN_TILE_SIDE = 16
 

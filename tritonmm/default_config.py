@@ -3,7 +3,8 @@ runs with until the tuner has timed its shape (tuning.py), so a new shape's firs
 (design.md: no-tuning-stall)."""
 import triton
 
-from . import config_space, cost_model, layout, splits
+from . import config_space, cost_model, layout, rules, splits
+from .config_space import cdiv
 from .layout import hint
 
 
@@ -47,6 +48,8 @@ def _unpaired(plan) -> triton.Config:
                                           plan.operand_bytes, floor)
         if streamed is not None:
             return streamed
+    if plan.path == "tma" and not plan.batched and rules.few_tiles(facts, M, N):  # design.md: few-tiles-tma
+        return few_tiles_split(M, N, K, facts.num_sms, plan.can_split)
     if cost_model.covers(facts.arch, family, M, N, Z, facts.num_sms, any(narrow)):
         # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
         # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).
@@ -87,6 +90,19 @@ def ieee_transposed(N, K, can_split: bool = True) -> triton.Config:
     _, tile, split = next((row for row in table if N <= row[0]), table[-1])
     while split > 1 and (not can_split or config_space.cdiv(K, tile[2]) // split < splits.MIN_SPLIT_STEPS):
         split //= 2
+    return config_space.make_config(*tile, SPLIT_K=split)
+
+
+def few_tiles_split(M, N, K, num_sms, can_split: bool = True) -> triton.Config:
+    """The default config of a product of few tiles on the TMA kernel (rules.few_tiles_tma): the first tile of
+    config_space.FEW_TILES_TMA whose tiles reach its fewest, in the most slices of K (a power of two up to
+    splits.MAX_SPLIT_K) whose units fit in one wave of the SMs, each slice keeping splits.MIN_SPLIT_STEPS K steps
+    (whole where the plan cannot split; design.md: few-tiles-tma)."""
+    tile = next(t for least, t in config_space.FEW_TILES_TMA if cdiv(M, t[0]) * cdiv(N, t[1]) >= least)
+    tiles, steps, split = cdiv(M, tile[0]) * cdiv(N, tile[1]), cdiv(K, tile[2]), 1
+    while can_split and 2 * split <= splits.MAX_SPLIT_K and 2 * split * tiles <= num_sms and \
+            steps // (2 * split) >= splits.MIN_SPLIT_STEPS:
+        split *= 2
     return config_space.make_config(*tile, SPLIT_K=split)
 
 

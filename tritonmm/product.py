@@ -134,7 +134,8 @@ class Product:
         """Whether the size rule (rules.tma_path) or, in graphs, the stream model's (rules.stream_tma) gives TMA."""
         f, M, N = self.facts, self.M, self.N
         return rules.tma_path(f, M, N, self.K, staged_bytes, captured, read_bytes, self.repeated[1]) or \
-            rules.stream_tma(f, self.dtype, M, N, self.K, staged_bytes, captured, self.transposed, self.repeated[1])
+            rules.stream_tma(f, self.dtype, M, N, self.K, staged_bytes, captured, self.transposed, self.repeated[1]) \
+            or rules.few_tiles_tma(f, self.dtype, M, N, self.K, staged_bytes, captured)
 
     def _tma_candidate(self) -> bool:
         """TMA serves products of real tensors on Hopper (the size rule: tma_path), batches of them where it can take

@@ -3,36 +3,26 @@ first. Each reads the device's facts and its row of thresholds.py; each threshol
 in docs/design.md.
 
     tma_path         the TMA kernel (Hopper) or the pointer kernel (design.md: tma-threshold, few-tiles,
-                     staging-intensity, eager-staging)
+                     staging-intensity, eager-staging); graph_bars, a CUDA graph's bars (native-eager-tma)
     stream_tma       few-row products on the TMA kernel in CUDA graphs, below tma_path's size bar, few tiles from
-                     long K (design.md: stream-model, stream-few-tiles); graph_bars, eager calls native.cpp
-                     repeats too (native-eager-tma)
+                     long K (design.md: stream-model, stream-few-tiles); few_tiles_tma, few tiles of more rows
     transposed       few-row products run as their transpose where stream_tma holds (design.md: stream-transpose),
                      IEEE float32 x @ W.T of 17-128 rows eagerly too (ieee-transpose)
-    pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies
-                     (design.md: pointer-staging, pointer-staging-4-byte)
-    ieee_n_major     an IEEE float32 B that runs along K copied N-major for the pointer kernel's FMA dot
-                     (design.md: ieee-n-major)
+    pointer_staging  which 16-bit operands the pointer kernel reads from K-major padded copies (pointer-staging)
+    ieee_n_major     an IEEE float32 B along K copied N-major for the pointer kernel's FMA dot (ieee-n-major)
     row_kernel       IEEE float32 products of a few rows on the row kernel over such a B as given (design.md: ieee-rows)
     presplit         tf32x3 operands split into TF32 parts before the TMA kernel (design.md: tf32x3-presplit)
-    runs_opaque      whether a traced product is left to run when the compiled graph runs (design.md:
-                     opaque-operator)
+    runs_opaque      whether a traced product is left to run when the compiled graph runs (opaque-operator)
     realign          whether a TMA operand whose rows are not 128-byte aligned is copied into aligned ones
                      (design.md: row-realign, realign-fixed-cost, realign-eager); tma_copies, every copy TMA needs
     batched_tma      whether a batch of products runs on the TMA kernel in one launch (design.md: batched-tma)
-    batch_slices     whether a batch of products runs as one unbatched product per entry (design.md:
-                     batched-slices)
-    gluon            whether a product on the TMA path runs on the Gluon kernel instead (Triton >= 3.8;
-                     design.md: gluon-gemm)
+    batch_slices     whether a batch of products runs as one unbatched product per entry (batched-slices)
+    gluon            whether a product on the TMA path runs on the Gluon kernel instead (Triton >= 3.8; gluon-gemm)
     gluon_as_given   which Gluon schedule runs a product whose rows TMA reads slowly over the operands as they
-                     are: its clusters or its wide schedule (Triton >= 3.8; design.md: gluon-misaligned,
-                     gluon-wide-as-given)
-    gluon_batched    which Gluon schedule runs a batch of short K the TMA kernel would run: its ping-pong
-                     (Triton >= 3.8; design.md: gluon-batched-short-k)
-    gluon_tf32x3     whether a tf32x3 product on split operands runs on the Gluon tf32x3 kernel (Triton >= 3.8;
-                     design.md: gluon-tf32x3)
-    tma_precision    whether a product of a precision may take the TMA kernel: not IEEE float32 (design.md:
-                     ieee-pointer)
+                     are: its clusters or its wide schedule (gluon-misaligned, gluon-wide-as-given)
+    gluon_batched    a batch of short K on the Gluon kernel's ping-pong (Triton >= 3.8; gluon-batched-short-k)
+    gluon_tf32x3     whether a tf32x3 product on split operands runs on the Gluon tf32x3 kernel (gluon-tf32x3)
+    tma_precision    whether a product of a precision may take the TMA kernel: not IEEE float32 (ieee-pointer)
 """
 import torch
 
@@ -98,6 +88,15 @@ def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transpo
         cost_model.streams(facts.arch, config_space.family(dtype, "native"), M, N, 1, facts.num_sms, "tma",
                            facts.hbm_bytes_per_s, transposed) and \
         (transposed or K >= th.stream_few_tiles_min_k or not few_tiles(facts, M, N))
+
+
+def few_tiles_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool) -> bool:
+    """Whether an unbatched 16-bit product of few tiles (few_tiles) that TMA reads as it is runs on the TMA kernel in
+    a CUDA graph, in slices of K (default_config.few_tiles_split): from K of few_tiles_tma_min_k, more rows and
+    columns than cost_model.STREAM_MAX_ROWS (fewer: stream_tma's). design.md: few-tiles-tma."""
+    return captured and facts.tma and not staged_bytes and dtype in (torch.bfloat16, torch.float16) and \
+        min(M, N) > cost_model.STREAM_MAX_ROWS and K >= thresholds.for_device(facts).few_tiles_tma_min_k and \
+        few_tiles(facts, M, N)
 
 
 def transposed(facts, a, b, scales, captured: bool, precision: str, repeated: bool = False) -> bool:
@@ -287,12 +286,11 @@ def _gluon_takes(a, b, c, bias, activation: str, scales) -> bool:
 
 
 def gluon(facts, a, b, c, bias, activation: str, scales, fill: bool = True):
-    """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them:
-    staged copies where it stages), or None: one _gluon_takes, on the cooperative schedule from gluon_min_macs
-    multiply-adds where its tiles fill their waves (design.md: gluon-gemm, gluon-fill; ``fill`` False: at any
-    fill), else on the wide one from gluon_wide_min_macs where _wide_fills (gluon-wide). Never a product of fewer
-    rows or columns than cost_model.MIN_ROWS: it streams one operand, and the schedules' 128- and 192-row tiles
-    are mostly empty rows (design.md: gluon-few-rows)."""
+    """The Gluon schedule that runs a product the TMA kernel would run (its operands as that kernel reads them), or
+    None: one _gluon_takes, on the cooperative schedule from gluon_min_macs multiply-adds where its tiles fill their
+    waves (design.md: gluon-gemm, gluon-fill; ``fill`` False: at any fill), else on the wide one from
+    gluon_wide_min_macs where _wide_fills (gluon-wide). Never below cost_model.MIN_ROWS rows or columns: the
+    schedules' 128- and 192-row tiles would be mostly empty rows (design.md: gluon-few-rows)."""
     if a.dim() != 2:
         return None
     (M, K), N = a.shape, b.shape[1]
@@ -319,10 +317,9 @@ def _gluon_fills(num_sms: int, M, N, least: float) -> bool:
 
 def _wide_fills(num_sms: int, M, N, th) -> bool:
     """Whether the wide schedule's 192x128 tiles of an M x N product take at most gluon_wide_waves waves over the
-    SMs, the last at least gluon_wide_fill full: there its smaller tiles leave fewer SMs idle than 128x256 ones
-    (1536^2 in 96 tiles against 72), which pays for their lower rate (design.md: gluon-wide). And M fills at least
-    gluon_wide_row_fill of their rows: 128 rows leave a third of each tile's multiply-adds idle, which the waves
-    do not pay for (design.md: gluon-wide-rows)."""
+    SMs, the last at least gluon_wide_fill full, where they leave fewer SMs idle than 128x256 ones (1536^2: 96
+    tiles against 72; design.md: gluon-wide), and M fills at least gluon_wide_row_fill of their rows (128 rows
+    leave a third of each tile idle: gluon-wide-rows)."""
     from .kernels import gluon_gemm
     wide = gluon_gemm.SCHEDULES[GLUON_WIDE_SCHEDULE]
     tiles = cdiv(M, wide.tile_m) * cdiv(N, wide.tile_n)
@@ -333,9 +330,8 @@ def _wide_fills(num_sms: int, M, N, th) -> bool:
 
 def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool):
     """The Gluon schedule that runs a product over the caller's operands as they are, before any plan or copy, or
-    None: products the TMA kernel would run as they are (tma_path; _gluon_takes asks that TMA reads both
-    operands) whose rows TMA reads slowly (_slow_rows: 16 but not 32 bytes apart), which realign copies for the
-    `tl` kernel where the product pays for it.
+    None: products the TMA kernel would run as they are (tma_path, _gluon_takes) whose rows TMA reads slowly
+    (_slow_rows), which realign copies for the `tl` kernel where the product pays for it.
     - gluon's large class (gluon_min_macs) with such B rows: the 2-CTA cluster schedule, which loads each B tile
       once for both CTAs (multicast), halving the L2 requests such rows cost (threshold gluon_cluster;
       design.md: gluon-misaligned).
@@ -366,10 +362,8 @@ def gluon_as_given(facts, a, b, c, bias, activation: str, scales, captured: bool
 def gluon_batched(facts, a, b, c, bias, activation: str, scales):
     """The Gluon schedule that runs a batch the TMA kernel would run, or None: plain 16-bit batches (entries as
     _gluon_takes takes a product, stacked as gluon_args.check_batched asks) of K in (gluon_batched_min_k,
-    gluon_batched_max_k], C's rows 32-byte aligned, and at least gluon_batched_min_waves waves of 128x128 tiles, on
-    the ping-pong schedule (design.md: gluon-batched-short-k). A tile's main loop is one or two K steps there, no
-    longer than its epilogue; the tl kernel's warps store C between their K steps, where one ping-pong consumer's
-    store runs under the other's wgmma."""
+    gluon_batched_max_k], C's rows 32-byte aligned, at least gluon_batched_min_waves waves of 128x128 tiles, on the
+    ping-pong schedule, where one consumer's store of C runs under the other's wgmma (gluon-batched-short-k)."""
     if a.dim() != 3 or validation.traced(a) or a.numel() == 0:
         return None
     th = thresholds.for_device(facts)
@@ -391,8 +385,7 @@ def gluon_batched(facts, a, b, c, bias, activation: str, scales):
 
 def gluon_tf32x3(facts, c, bias, activation: str, batched: bool) -> bool:
     """Whether a tf32x3 product whose operands the TMA kernel would read split (presplit) runs on the Gluon tf32x3
-    kernel instead: plain (no bias or activation), unbatched, C's rows stored by TMA (layout.c_descriptor), where
-    the kernel runs (Triton >= 3.8 on compute capability 9.0; threshold gluon_tf32x3; design.md: gluon-tf32x3)."""
+    kernel: plain, unbatched, C's rows stored by TMA (layout.c_descriptor), where it runs (design.md: gluon-tf32x3)."""
     if not thresholds.for_device(facts).gluon_tf32x3 or batched or bias is not None or activation != "none" or \
             c.dtype != torch.float32 or not layout.c_descriptor(c):
         return False

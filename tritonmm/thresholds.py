@@ -134,6 +134,10 @@ class Thresholds(NamedTuple):
     # the weight's rows fill the tile's 64 or 128 rows where tiles over A's few rows were mostly TMA's zero fill, and
     # at any K (rules.transposed; design.md: stream-transpose); false: as the rows' tiles.
     stream_transpose: bool = True
+    # In CUDA graphs, 16-bit products of few tiles (few_tiles_per_sm) of more rows and columns than the stream model's
+    # (cost_model.STREAM_MAX_ROWS) take the TMA kernel in slices of K from this K (rules.few_tiles_tma,
+    # default_config.few_tiles_split; design.md: few-tiles-tma); infinite: the pointer kernel and its split-K.
+    few_tiles_tma_min_k: float = 2048
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
     # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
     one_wave_split: bool = True
