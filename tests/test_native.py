@@ -723,6 +723,10 @@ def test_describe_gives_a_transposed_product_b_where_its_kernels_read_a():
                                            workspace=(2, 8, 16), swapped=True))[3]
     assert [p[0] for p in first[5][:3]] == [native.B, native.A, native.WORKSPACE]
     assert [p[0] for p in second[5][:3]] == [native.WORKSPACE, native.OUT, native.BIAS]
+    # A wave-tail split's parts: each offset stays with its argument (the kernels' A, read from b, at A's offset)
+    parts = ((None,) * 6, (4480, None, 2048, None, None, None))
+    whole, part = native.describe(_entry([_compiled(sig, (9,))] * 2, swapped=True, offsets=parts))[3]
+    assert part[5][0] == (native.B, 8, 4480) and part[5][1] == (native.A, 8, 0) and part[5][2] == (native.OUT, 8, 2048)
 
 
 @pytest.mark.skipif(HAS_GPU, reason="without CUDA only")

@@ -48,8 +48,11 @@ def _unpaired(plan) -> triton.Config:
                                           plan.operand_bytes, floor)
         if streamed is not None:
             return streamed
-    if plan.path == "tma" and not plan.batched and rules.few_tiles(facts, M, N):  # design.md: few-tiles-tma
-        return few_tiles_split(M, N, K, facts.num_sms, plan.can_split)
+    if plan.path == "tma" and not plan.batched and rules.few_tiles_tma(facts, plan.dtype, M, N, K, 0, plan.captured):
+        split = few_tiles_split(M, N, K, facts.num_sms, plan.can_split)  # design.md: few-tiles-tma
+        if config_space.smem_bytes(split, plan.operand_bytes, True, plan.constants["BIAS"] == "matrix",
+                                   plan.out.element_size()) <= facts.smem_bytes:  # (sized for Hopper's 227 KB)
+            return split
     if cost_model.covers(facts.arch, family, M, N, Z, facts.num_sms, any(narrow)):
         # Not the tuner's tall tile: where C is stored through pointers its epilogue needs more shared
         # memory than prune() counts, which the tuner survives (it times such a config as unrunnable).

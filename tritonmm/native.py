@@ -174,8 +174,9 @@ def remember(a, b, bias, entry) -> None:
 
 def describe(entry):
     """How native.cpp repeats a relaunch entry (relaunch.Entry) of a @ b, or None where it cannot: a launch that is not
-    a direct one (fast_launch.unwrapped), copies not all cached, or a product run as its transpose over copies (IEEE
-    float32's x.T: Python's). A product run as its transpose reads b where its kernels read A, a where B. Tensor
+    a direct one (fast_launch.unwrapped), copies not all cached, or a product run as its transpose over copies (their
+    launches read the call's operands swapped, which COPY_SOURCES does not say). A product run as its transpose
+    reads b where its kernels read A, a where B (design.md: native-eager-tma). Tensor
     descriptors (the TMA and Gluon kernels') are described as maps native.cpp encodes at each launch (_tensor_map);
     launches over row slices, as byte offsets.
     A staged product's copies launch first, into buffers native.cpp allocates as the entry's were (design.md:
@@ -285,6 +286,12 @@ def _expand_signature():
         except ImportError:
             return None
     return expand_signature
+
+
+def repeats_tma(served: bool) -> bool:
+    """Whether native.cpp repeats the TMA kernel's launches of a call it serves (``served``: planner.product's), for
+    the rules' eager bars (rules.graph_bars, eager_bars)."""
+    return served and describes_descriptors()
 
 
 def describes_descriptors() -> bool:

@@ -10,8 +10,8 @@ run on the Gluon kernel instead (rules.gluon), over the operands as they are whe
 (large ones on its clusters, mid-size ones on the wide schedule, without realign's copies: rules.gluon_as_given),
 and tf32x3 products on split operands on its tf32x3 kernel (rules.gluon_tf32x3); these launches are cached for
 relaunch too. In CUDA graphs, products of few rows run as their transpose (rules.transposed: 16-bit ones of 2-32
-rows; IEEE float32 x @ W.T of 17-128 rows, eagerly too). Callers check
-arguments first (validation.py; ops.py, library.py, override.py).
+rows, eagerly too where native.cpp repeats the call: rules.graph_bars; IEEE float32 x @ W.T of 17-128 rows, eagerly
+too). Callers check arguments first (validation.py; ops.py, library.py, override.py).
 Under torch.compile the same code runs on fake tensors (library.py registers it through
 torch.library.triton_op): nothing is benchmarked, and launches go through wrap_triton.
 """
@@ -29,8 +29,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     scale_b) applied to the fp32 accumulator. ``precision`` as precision.resolve_precision gives it;
     ``config`` a pinned triton.Config or None. ``served``: native.cpp will be told to repeat this call (its first
     call there), so eager calls plan with native's bars (rules.eager_bars). Arguments are assumed checked. In a
-    CUDA graph, a product of few rows runs as its transpose, b.T @ a.T into out.T (transposed; IEEE float32 x @ W.T of
-    17-128 rows eagerly too, relaunched from the cache), unless a config is pinned."""
+    CUDA graph, a product of few rows runs as its transpose, b.T @ a.T into out.T (transposed; eagerly too where
+    native.cpp repeats a 16-bit one, and IEEE float32 x @ W.T of 17-128 rows), unless a config is pinned."""
     key = None
     if config is None and not validation.traced(a):
         key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype)
@@ -51,6 +51,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         captured = launch.capturing(a)
         if config is None and transposed(a, b, scales, captured, precision, served):  # stream-, ieee-transpose
             plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured, served)
+            if not captured:
+                _tune_graph_plan(a, b, out, precision, bias, activation, scales, plan)
             cfg = tuning.choose_config(plan)
             ready = plan.compiled(plan.run(cfg)) if key is not None else None  # compiled(): None in capture
             if ready is not None:
@@ -61,13 +63,8 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         if schedule is not None:
             return _gluon(key, (a, b), a, b, out, schedule, None)
         plan = Product(a, b, out, precision, bias, activation, scales, served=served)
-        if config is None and plan.can_benchmark and tuning.enabled():
-            swapped = transposed(a, b, scales, True, precision)
-            if swapped or plan.differs_when_captured:
-                # Captured, this product will run otherwise (as its transpose, on the TMA kernel, or on staged
-                # operands), where nothing can be tuned: tuned now.
-                tuning.choose_config(_transposed_plan(a, b, out, precision, bias, activation, scales) if swapped
-                                     else Product(a, b, out, precision, bias, activation, scales, captured=True))
+        if config is None:
+            _tune_graph_plan(a, b, out, precision, bias, activation, scales, plan)
         schedule = gluon_schedule(plan) if config is None else None
         if schedule is not None:  # design.md: gluon-gemm, gluon-wide
             return _gluon(key, (a, b), plan.a, plan.b, out, schedule, plan)
@@ -77,6 +74,19 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     if ready is not None:
         relaunch.remember(key, ready, plan, cfg, a, b, out)
     return out
+
+
+def _tune_graph_plan(a, b, out, precision: str, bias, activation: str, scales, plan) -> None:
+    """With tuning on, an eager call's plan tunes the plan a CUDA graph of the same call runs, where nothing can be
+    timed, first where that plan may differ: as its transpose, on the TMA kernel, on staged operands
+    (differs_when_captured), or planned on a graph's bars because native.cpp repeats this call on the TMA kernel while
+    its graph twin is planned unserved and tuned apart (~graph: rules.graph_bars)."""
+    if not (plan.can_benchmark and tuning.enabled()):
+        return
+    swapped = transposed(a, b, scales, True, precision)
+    if swapped or plan.differs_when_captured or plan.repeated[1] and plan.path == "tma":
+        tuning.choose_config(_transposed_plan(a, b, out, precision, bias, activation, scales) if swapped
+                             else Product(a, b, out, precision, bias, activation, scales, captured=True))
 
 
 def _transposed_plan(a, b, out, precision: str, bias, activation: str, scales, captured: bool = True,
@@ -119,7 +129,7 @@ def transposed(a, b, scales, captured: bool, precision: str, served: bool = Fals
     """Whether product runs a @ b as its transpose, b.T @ a.T into out.T (rules.transposed; ``served``: an eager call
     native.cpp repeats, as product's). Real tensors only; ``captured`` first, so that an eager call's plan reads no
     device facts for it but IEEE float32's and those native.cpp repeats on the TMA kernel."""
-    repeated = served and native.describes_descriptors()
+    repeated = native.repeats_tma(served)
     return (captured or repeated or precision == "ieee" and a.dtype == torch.float32) and not validation.traced(a) \
         and rules.transposed(device.facts(a.device), a, b, scales, captured, precision, repeated)
 

@@ -44,7 +44,7 @@ class Product:
             rules.row_kernel(self.facts, precision, b, self.M, self.N, self.Z)
         self.layout = layout.layout(a) + layout.layout(b) + ("b" if self.batched else "")
         self.scales = scales  # FP8 products' (scale_a, scale_b), or (None, None)
-        self.repeated = [served, served and native.describes_descriptors()]  # pointer, TMA kernel: rules.eager_bars
+        self.repeated = [served, native.repeats_tma(served)]  # pointer, TMA kernel: rules.eager_bars, graph_bars
         self.constants = dict(
             BIAS=layout.bias_kind(bias, self.M, self.N), ACTIVATION=activation,
             SCALE_A=layout.scale_kind(scales[0], "row"), SCALE_B=layout.scale_kind(scales[1], "column"),
@@ -131,7 +131,8 @@ class Product:
         return not any(self.stagers) and any(self._pointer_stagers(captured=True))
 
     def _tma_rules(self, captured: bool, staged_bytes: int, read_bytes: int) -> bool:
-        """Whether the size rule (rules.tma_path) or, in graphs, the stream model's (rules.stream_tma) gives TMA."""
+        """Whether the size rule (rules.tma_path) or, in graphs (and where rules.graph_bars says), the stream model's
+        (rules.stream_tma) or the few tiles' (rules.few_tiles_tma) gives TMA."""
         f, M, N = self.facts, self.M, self.N
         return rules.tma_path(f, M, N, self.K, staged_bytes, captured, read_bytes, self.repeated[1]) or \
             rules.stream_tma(f, self.dtype, M, N, self.K, staged_bytes, captured, self.transposed, self.repeated[1]) \
@@ -142,8 +143,7 @@ class Product:
         the batch in one launch (rules.batched_tma); IEEE float32 only where ieee_tma (design.md: ieee-pointer)."""
         fits = rules.tma_precision(self.facts, self.precision)
         if self.batched:
-            return fits and not self.traced and rules.batched_tma(self.facts, *self.given, self.captured,
-                                                                  self.repeated[1])
+            return fits and not self.traced and rules.batched_tma(self.facts, *self.given, self.captured)
         return fits and self.facts.tma and not self.traced
 
     def _try_tma(self):

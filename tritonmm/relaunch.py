@@ -26,8 +26,9 @@ class Entry(NamedTuple):
     # the copy launches that fill them (staging.cached_copies; None: not all cached).
     staged: tuple | None = None
     copies: tuple | None = None
-    # A product run as its transpose (Product.transposed, design.md: ieee-transpose): its launches take (b.T, a.T,
-    # out.T), of the same addresses as (b, a, out), and native.cpp does not repeat it.
+    # A product run as its transpose (Product.transposed, design.md: stream-transpose, ieee-transpose): its launches
+    # take (b.T, a.T, out.T), of the same addresses as (b, a, out); native.cpp repeats it without copies
+    # (native.describe).
     swapped: bool = False
 
 

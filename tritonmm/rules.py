@@ -93,7 +93,8 @@ def stream_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool, transpo
 def few_tiles_tma(facts, dtype, M, N, K, staged_bytes: int, captured: bool) -> bool:
     """Whether an unbatched 16-bit product of few tiles (few_tiles) that TMA reads as it is runs on the TMA kernel in
     a CUDA graph, in slices of K (default_config.few_tiles_split): from K of few_tiles_tma_min_k, more rows and
-    columns than cost_model.STREAM_MAX_ROWS (fewer: stream_tma's). design.md: few-tiles-tma."""
+    columns than cost_model.STREAM_MAX_ROWS (fewer rows: stream_tma's; fewer columns: the pointer kernel's, as
+    measured). design.md: few-tiles-tma."""
     return captured and facts.tma and not staged_bytes and dtype in (torch.bfloat16, torch.float16) and \
         min(M, N) > cost_model.STREAM_MAX_ROWS and K >= thresholds.for_device(facts).few_tiles_tma_min_k and \
         few_tiles(facts, M, N)
@@ -243,10 +244,11 @@ def runs_opaque(a, b, precision: str) -> bool:
     return tma_path(facts, M, N, K, staged_bytes(a) + staged_bytes(b))
 
 
-def batched_tma(facts, a, b, captured: bool, repeated: bool = False) -> bool:
+def batched_tma(facts, a, b, captured: bool) -> bool:
     """Whether a batch of 16-bit products (a (Z, M, K) @ b (Z, K, N)) runs on the TMA kernel in one launch: TMA
     reads both operands as they are (layout.tma_source: 3-D, or an entry broadcast) and the batch, as the rows of
-    all its entries, is what tma_path sends there (``repeated`` as its), each entry of more than one row."""
+    all its entries, is what tma_path sends there, each entry of more than one row (eager calls native.cpp repeats
+    keep the eager bar: design.md native-eager-tma)."""
     Z, M, K = (layout.hint(n) for n in a.shape)
     N = layout.hint(b.shape[-1])
     th = thresholds.for_device(facts)
@@ -254,7 +256,7 @@ def batched_tma(facts, a, b, captured: bool, repeated: bool = False) -> bool:
         return False
     if layout.tma_source(a) is None or layout.tma_source(b) is None:
         return False
-    return tma_path(facts, Z * M, N, K, 0, captured, repeated=repeated)
+    return tma_path(facts, Z * M, N, K, 0, captured)
 
 
 def batch_slices(facts, a, b, captured: bool) -> bool:

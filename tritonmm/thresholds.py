@@ -24,7 +24,8 @@ class Thresholds(NamedTuple):
     # Inside CUDA-graph capture the TMA bar is this many times lower (design.md: captured-tma-threshold).
     captured_tma_divisor: float = 8
     # Eager calls that native.cpp repeats on the TMA kernel (Triton >= 3.8) take the bars a CUDA graph takes: the TMA
-    # bar above, the stream model's TMA kernel and transpose (rules.graph_bars; design.md: native-eager-tma).
+    # bar above (not a batch's), the stream model's TMA kernel and transpose (rules.graph_bars; design.md:
+    # native-eager-tma).
     eager_native_tma: bool = True
     # Operands TMA cannot read are staged where the product does this many multiply-adds per staged byte
     # (design.md: staging-intensity), or this many where the pointer kernel would read WIDE_READ_BYTES at a
@@ -135,7 +136,7 @@ class Thresholds(NamedTuple):
     # at any K (rules.transposed; design.md: stream-transpose); false: as the rows' tiles.
     stream_transpose: bool = True
     # In CUDA graphs, 16-bit products of few tiles (few_tiles_per_sm) of more rows and columns than the stream model's
-    # (cost_model.STREAM_MAX_ROWS) take the TMA kernel in slices of K from this K (rules.few_tiles_tma,
+    # rows (cost_model.STREAM_MAX_ROWS) take the TMA kernel in slices of K from this K (rules.few_tiles_tma,
     # default_config.few_tiles_split; design.md: few-tiles-tma); infinite: the pointer kernel and its split-K.
     few_tiles_tma_min_k: float = 2048
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
