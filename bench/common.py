@@ -126,8 +126,7 @@ def served(a, captured: bool, scales=(None, None)) -> bool:
     config or activation) is one native.cpp repeats, for planner.chosen to name the plan it runs (design.md:
     native-staging): eager, a 16-bit product of matrices (or a batch, as bmm's) without FP8 scales, with a native build
     loaded."""
-    return not captured and a.dim() in (2, 3) and scales[0] is None and a.dtype in (torch.float16, torch.bfloat16) and \
-        native.module() is not None
+    return not captured and a.dim() in (2, 3) and scales[0] is None and native.serves(a.dtype)
 
 
 def tritonmm_config(a, b, scale_a=None, scale_b=None, *, out_dtype=None, captured: bool = False) -> tuple:

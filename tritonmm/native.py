@@ -288,6 +288,12 @@ def _expand_signature():
     return expand_signature
 
 
+def serves(dtype) -> bool:
+    """Whether native.cpp may repeat eager calls of products of this dtype: 16-bit ones (native.cpp keeps no other),
+    with a build loaded (module)."""
+    return dtype in (torch.float16, torch.bfloat16) and module() is not None
+
+
 def repeats_tma(served: bool) -> bool:
     """Whether native.cpp repeats the TMA kernel's launches of a call it serves (``served``: planner.product's), for
     the rules' eager bars (rules.graph_bars, eager_bars)."""

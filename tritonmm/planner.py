@@ -51,8 +51,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
         captured = launch.capturing(a)
         if config is None and transposed(a, b, scales, captured, precision, served):  # stream-, ieee-transpose
             plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured, served)
-            if not captured:
-                _tune_graph_plan(a, b, out, precision, bias, activation, scales, plan)
+            _tune_graph_plan(a, b, out, precision, bias, activation, scales, plan)
             cfg = tuning.choose_config(plan)
             ready = plan.compiled(plan.run(cfg)) if key is not None else None  # compiled(): None in capture
             if ready is not None:

@@ -95,9 +95,9 @@ def main(argv=None) -> int:
     failed = []
     for M, N, K in tqdm(shapes, desc="shapes", disable=len(shapes) == 1):
         a, b = operands(M, N, K, dtype, args.layout)
-        # The plan an eager call runs: where native.cpp repeats it (16-bit, a build loaded), on its bars
-        served = dtype in (torch.float16, torch.bfloat16) and native.module() is not None
-        product = planner.eager_plan(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision, served)
+        # The plan an eager call runs: where native.cpp repeats it, on its bars
+        product = planner.eager_plan(a, b, torch.empty((M, N), dtype=dtype, device="cuda"), precision,
+                                     native.serves(dtype))
         space = product.space()
         kept, dropped = product.prune(space)
         candidates = product.candidates()
