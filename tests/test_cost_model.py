@@ -294,6 +294,16 @@ def stand_in_h200(monkeypatch):
     return H200
 
 
+def _chosen(M, N, K, layout_="NT", dtype=torch.bfloat16, Z=(), captured=True, served=False) -> tuple:
+    """planner.chosen's (config, path) of a CPU product (planned, not run) of layout_ ("NT": x @ W.T), a batch of Z."""
+    from tritonmm import planner
+
+    def operand(rows, cols, transposed):
+        return torch.randn(*Z, cols, rows).to(dtype).mT if transposed else torch.randn(*Z, rows, cols).to(dtype)
+    a, b = operand(M, K, layout_[0] == "T"), operand(K, N, layout_[1] == "T")
+    return planner.chosen(a, b, resolve_precision(dtype, None), captured=captured, served=served)
+
+
 def _plan(M, N, K, captured, dtype=torch.bfloat16, Z=None, on="cpu", precision=None):
     """A plan of x @ W.T; its tensors on the CPU (planned, not run) unless ``on`` says where it runs; ``precision``
     a float32 one's (None: as torch.mm's now)."""
@@ -466,12 +476,9 @@ def test_only_few_row_products_run_transposed(stand_in_h200):
     LoRA's 4096x16), one of a single column (x @ w.T, w of one row), float32 of 16 rows (the row kernel's; more rows:
     test_plan's ieee-transpose test), batched or eager products keep their plans; a weight of at most 64 rows
     (STREAM_MAX_ROWS) is not transposed (design.md: stream-transpose)."""
-    from tritonmm import planner
 
     def path(M, N, K, dtype=torch.bfloat16, captured=True, nt=True):
-        a = torch.randn(M, K).to(dtype)
-        b = torch.randn(N, K).to(dtype).T if nt else torch.randn(K, N).to(dtype)
-        return planner.chosen(a, b, resolve_precision(dtype, None), captured=captured)[1]
+        return _chosen(M, N, K, "NT" if nt else "NN", dtype, captured=captured)[1]
 
     assert path(16, 4096, 4096) == "tma+transposed" and path(32, 16896, 1024) == "tma+transposed"
     assert "transposed" not in path(33, 4096, 4096) and "transposed" not in path(16, 4096, 4096, captured=False)
@@ -491,12 +498,11 @@ def test_eager_calls_native_repeats_take_the_graphs_tma_bars(stand_in_h200, monk
     kernel, a mid-size product on the TMA kernel from the captured bar; a call Python serves, or eager_native_tma
     false, or Triton 3.6 keeps the eager plans, and a batch keeps them always (its check: *Measured and not kept*;
     design.md: native-eager-tma)."""
-    from tritonmm import native, planner, rules
+    from tritonmm import native, rules
     monkeypatch.setattr(native, "describes_descriptors", lambda: describes)
 
     def path(M, N, K, Z=(), captured=False, served=True):
-        a, w = torch.randn(*Z, M, K).bfloat16(), torch.randn(*Z, N, K).bfloat16()
-        return planner.chosen(a, w.mT, "native", captured=captured, served=served)[1]
+        return _chosen(M, N, K, Z=Z, captured=captured, served=served)[1]
     # (M, N, K, batch): 2-32 rows, transposed in a graph; 33-64 rows, the stream model's TMA kernel in a graph; a
     # mid-size product and a batch between the eager and the captured TMA bar
     th = thresholds.TABLE["sm90"]
@@ -539,12 +545,9 @@ def test_few_tile_products_of_long_k_split_on_the_tma_kernel_in_graphs(stand_in_
     where they make 16 or more, else 64x64, in the most slices whose units fit one wave, each of 4 K steps or more.
     Eager calls, shorter K, few columns, rows TMA cannot read and the threshold at inf keep the pointer kernel; few
     rows the stream model's plan (design.md: few-tiles-tma)."""
-    from tritonmm import planner
 
     def plan(M, N, K, layout_="NT", captured=True):
-        a = torch.randn(M, K).bfloat16() if layout_[0] == "N" else torch.randn(K, M).bfloat16().T
-        b = torch.randn(K, N).bfloat16() if layout_[1] == "N" else torch.randn(N, K).bfloat16().T
-        cfg, path = planner.chosen(a, b, "native", captured=captured)
+        cfg, path = _chosen(M, N, K, layout_, captured=captured)
         k = cfg.kwargs
         return path, (k["BLOCK_M"], k["BLOCK_N"], k["BLOCK_K"], cfg.num_stages, config_space.split_k(cfg))
     # (M, N, K, layout): (the tile, its slices); the probe's products (bench/results/few_tiles_tma/)
