@@ -39,7 +39,8 @@ import sys
 import torch
 
 import tritonmm
-from tritonmm import planner, thresholds, timing
+from tritonmm import config_space, planner, thresholds, timing
+from tritonmm.product import Product
 
 from . import sweep
 from .common import config_text, copies, device_ms, parse_range, rel_err, replay_errors, round_order, served
@@ -163,8 +164,15 @@ def _changed_size(rng: random.Random, lo: int, hi: int, any_size: bool = False) 
 
 
 def _plan(a, b, changes: dict, dtype: str, captured: bool = True) -> str:
+    """The path and config planner.chosen gives, and a wave-tail split's tail launch: its tile and slices of K
+    (Product.tail_launch; design.md: tail-slices), which the config does not tell."""
     with thresholds.override(**changes):
         cfg, path = planner.chosen(a, b, PRECISIONS[dtype], captured=captured, served=served(a, captured))
+        if config_space.tail(cfg) and path in ("tma", "tma+staged"):
+            plan = Product(a, b, planner.new_out(a, b), PRECISIONS[dtype], captured=captured,
+                           served=served(a, captured))
+            tail, split = plan.tail_launch(plan.M - plan.tail_rows(cfg))
+            path += f" tail {tail.kwargs['BLOCK_M']}x{tail.kwargs['BLOCK_N']}/{split}"
     return f"{path} {config_text(cfg)}"
 
 

@@ -173,6 +173,26 @@ def test_wave_tail_rule():
     assert splits.with_tail(space, 4096, 4096, 132) == space
 
 
+def test_a_wave_tail_over_long_k_runs_in_slices():
+    """A wave tail's rows run on 128x128 tiles in the most slices of K, up to 4, whose units fit one wave, where K is
+    at least the bar (design.md: tail-slices); tail_config's tiles whole where K is shorter or one slice fills a wave.
+    The probe's products: (rows, N, K) of their tails."""
+    def pick(rows, N, K, min_k=4096):
+        cfg, split = splits.tail_launch(rows, N, K, 132, min_k)
+        return split if split > 1 else cs.as_list(cfg)[:3]
+    assert pick(256, 768, 13712) == 4  # 3072x768x13712 TN: 12 tiles of 128x128 (11 would fit)
+    assert pick(80, 5120, 13824) == 3  # 1744x5120x13824 NT: 40 tiles
+    assert pick(10, 1024, 4096) == 4  # 4234x1024x4096 NT: 8 tiles of 64x128, 64 K steps: 16 a slice
+    assert splits.tail_launch(24, 5120, 13824, 132, 4096)[0] is splits.TAIL_SLICE_NARROW  # 408x5120x13824: 3 of 40
+    assert splits.tail_launch(24, 5120, 13824, 132, 4096, narrow_rows=0)[0] is splits.TAIL_SLICE_TILE
+    assert pick(528, 1024, 4096) == 3  # 8976x1024x4096 NT: 40 tiles
+    assert pick(35, 13824, 5120) == [64, 128, 64]  # 931x13824x5120 NT: 108 tiles, one wave already
+    assert pick(448, 2240, 2240) == [64, 128, 64]  # 2240^3: K under the bar
+    assert pick(256, 768, 3072) == [64, 64, 128]  # K under the bar
+    assert pick(256, 768, 3072, min_k=0) == 3  # the bar lowered: 48 K steps, 16 a slice
+    assert pick(256, 768, 1000, min_k=0) == [64, 64, 128]  # 16 K steps: no room for two slices
+
+
 def test_config_lists_round_trip():
     for cfg in (cs.make_config(128, 256, 64, 4, 8), cs.make_config(64, 64, 128, 4, 4, SPLIT_K=4),
                 cs.make_config(128, 256, 64, 3, 8, GROUP_M=16, TAIL=1), cs.make_config(128, 128, 64, 3, 4, PER_SM=2)):

@@ -8,7 +8,7 @@ import triton
 from conftest import rel_err
 
 import tritonmm
-from tritonmm import fast_launch, layout, planner, product, relaunch, tuning
+from tritonmm import config_space, fast_launch, layout, native, planner, product, relaunch, splits, thresholds, tuning
 from tritonmm.tune import operands
 
 
@@ -28,6 +28,8 @@ def test_keys_tell_specializations_apart(device):
     assert key(a[:31], b, out[:31]) != base  # shape
     assert key(a, b, out, bias=torch.empty(48, dtype=torch.float16, device=device)) != base
     assert key(a, b, out, activation="relu") != base
+    # a call native.cpp repeats plans on its bars: an unserved call's launches are not its own (relaunch.key)
+    assert relaunch.key(a, b, out, None, "none", "native", served=True) != base
     before = tuning.generation
     tuning.forget()
     assert tuning.generation != before and key(a, b, out) != base
@@ -110,6 +112,36 @@ def test_launches_over_rows_take_addresses_of_the_row_views(monkeypatch):
         views = layout.row_views(r0, r1, *given)
         assert [t.data_ptr() for t in passed] == [v.data_ptr() for v in views]
         assert passed[1] is b and passed[5] is scale_b and passed[0] is not a
+
+
+def test_a_tail_in_slices_of_k_relaunches_its_three_launches_on_their_rows(monkeypatch):
+    """A wave-tail split whose tail runs in slices of K (design.md: tail-slices) is cached as the head over the call's
+    rows, the slices over A's last rows into a workspace of (slices, tail rows, N) allocated per call, and their sum
+    from it into C's last rows with the bias's: each at the addresses row views of the call's own tensors would have."""
+    monkeypatch.setattr(fast_launch, "current_stream", lambda index: 0)
+    monkeypatch.setitem(thresholds.OVERRIDES, "tail_slices_min_k", 0)
+    M, N, K = 160, 40, 2400
+    a, b = torch.randn(K, M).bfloat16().T, torch.randn(K, N).bfloat16()  # A K-major: a weight gradient's
+    out, bias = torch.empty(M, N, dtype=torch.bfloat16), torch.randn(M, 1).bfloat16()
+    plan = product.Product(a, b, out, "native", bias=bias, captured=False)
+    plan._use_tma(a, b, out)
+    cfg = config_space.variant(config_space.make_config(32, 32, 32, 4, 2), TAIL=1)
+    rows = plan.tail_rows(cfg)
+    assert rows and plan.tail_launch(M - rows) == (splits.TAIL_SLICE_NARROW, 2) and plan.launches(cfg) == 3
+    calls = []
+    ready = [lambda given, stream, i=i: calls.append((i, given)) or True for i in range(3)]
+    relaunch.remember("tail-key", ready, plan, cfg, a, b, out)
+    entry = relaunch._entries.pop("tail-key")
+    assert entry.workspace == (2, M - rows, N)
+    a2, b2, out2, bias2 = torch.randn(K, M).bfloat16().T, torch.randn(K, N).bfloat16(), torch.empty_like(out), \
+        torch.randn(M, 1).bfloat16()
+    assert relaunch._launch_entry(entry, a2, b2, out2, bias2, (None, None), None) is out2
+    (_, head), (_, slices), (_, total) = calls
+    views = [layout.row_views(r0, r1, a2, b2, out2, bias2, None, None) for r0, r1 in ((0, rows), (rows, M))]
+    assert [t.data_ptr() for t in head[:4]] == [v.data_ptr() for v in views[0][:4]]
+    ws = slices[2]
+    assert slices[0].data_ptr() == views[1][0].data_ptr() and slices[1] is b2 and ws.shape == (2, M - rows, N)
+    assert total[0] is ws and [t.data_ptr() for t in total[1:3]] == [views[1][2].data_ptr(), views[1][3].data_ptr()]
 
 
 def _launcher_36(c_launch, descriptors=0, meta=None):
@@ -456,7 +488,9 @@ def test_gpu_tensor_maps_follow_recycled_and_many_addresses(path, monkeypatch):
         assert rel_err(out, a, b) < 2e-3
     assert planner.chosen(a, b, "native")[1] == path
     if path == "tma" and fast_launch.direct_layout():
-        launch = relaunch._entries[relaunch.key(a, b, out, None, "none", "native")].launches[0]
+        # served where native.cpp was asked first (ops._repeated): keyed apart (relaunch.key)
+        launch = relaunch._entries[relaunch.key(a, b, out, None, "none", "native",
+                                                served=native.serves(a.dtype))].launches[0]
         assert launch.direct is not None and len(launch.maps[0]) == len(launch.maps[1]) == 4
 
 

@@ -288,7 +288,7 @@ def _repeats_from_cpp(operands, may_decline: bool):
         nan_backed(ref.shape, a.dtype)
         out = tritonmm.mm(a, b)
         assert _rel(out, ref) < BOUND[a.dtype]
-    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))
+    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native", served=True))  # as C++ was told it
     assert entry is not None
     if native.describe(entry) is None:
         assert may_decline and tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8), "describe declined it"
@@ -404,7 +404,7 @@ def test_gpu_batches_repeat_from_cpp(repeating, case):
         nan_backed(ref.shape, a.dtype)
         out = torch.bmm(a, b)
         assert out.shape == ref.shape and _rel(out, ref) < BOUND[a.dtype]
-    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native"))
+    entry = relaunch.cached(relaunch.key(a, b, None, None, "none", "native", served=True))  # as C++ was told it
     assert entry is not None
     if native.describe(entry) is None:
         assert case == "tma" and tuple(map(int, triton.__version__.split(".")[:2])) < (3, 8), "describe declined it"
@@ -727,6 +727,24 @@ def test_describe_gives_a_transposed_product_b_where_its_kernels_read_a():
     parts = ((None,) * 6, (4480, None, 2048, None, None, None))
     whole, part = native.describe(_entry([_compiled(sig, (9,))] * 2, swapped=True, offsets=parts))[3]
     assert part[5][0] == (native.B, 8, 4480) and part[5][1] == (native.A, 8, 0) and part[5][2] == (native.OUT, 8, 2048)
+
+
+def test_describe_lays_out_a_wave_tail_in_slices_of_k():
+    """A wave-tail split whose tail runs in slices of K (design.md: tail-slices): the head over the call's tensors, the
+    slices over A's rows into the workspace, their sum from the workspace into C's rows with the bias's, each offset
+    with the argument it moves (relaunch.Entry.offsets)."""
+    sig = {"a": "*bf16", "b": "*bf16", "c": "*bf16", "bias": "*bf16", "sa": "constexpr", "sb": "constexpr",
+           "M": "i32"}
+    split_sig = dict(sig, bias="constexpr")
+    reduce_sig = {"ws": "*fp32", "c": "*bf16", "bias": "*bf16", "sa": "constexpr", "sb": "constexpr", "M": "i32"}
+    parts = ((None,) * 6, (4480, None, None, None, None, None), (None, 2048, 1024, None, None))
+    described = native.describe(_entry([_compiled(sig, (9,)), _compiled(split_sig, (9,)), _compiled(reduce_sig, (9,))],
+                                       workspace=(2, 8, 16), offsets=parts))
+    assert described[2] == [2, 8, 16]
+    head, slices, total = (launch[5] for launch in described[3])
+    assert [p[:3] for p in head[:4]] == [(native.A, 8, 0), (native.B, 8, 0), (native.OUT, 8, 0), (native.BIAS, 8, 0)]
+    assert [p[:3] for p in slices[:3]] == [(native.A, 8, 4480), (native.B, 8, 0), (native.WORKSPACE, 8, 0)]
+    assert [p[:3] for p in total[:3]] == [(native.WORKSPACE, 8, 0), (native.OUT, 8, 2048), (native.BIAS, 8, 1024)]
 
 
 @pytest.mark.skipif(HAS_GPU, reason="without CUDA only")

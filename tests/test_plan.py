@@ -1070,9 +1070,33 @@ def _planned_then_relaunched(cfg, a, b, out, reference, bound, **kw):
         # keyed under this tuning generation: looked up before forget() starts another
         entry = relaunch.cached(relaunch.key(a, b, out, kw.get("bias"), kw.get("activation", "none"), "native",
                                              kw.get("scales", (None, None))))
-        assert not fast_launch.enabled() or len(entry.offsets) == 2
+        assert not fast_launch.enabled() or len(entry.offsets) == plan.launches(cfg)
     finally:
         tuning.forget()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tail", ["128-row tiles", "64-row tiles"])
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+def test_gpu_wave_tail_in_slices_of_k(layout, tail):
+    """A wave-tail split whose last rows run in slices of K (design.md: tail-slices): the head's launch, the slices'
+    and their sum, with a bias that varies by row and an activation, planned and then relaunched from the cache
+    (three launches at their rows' offsets), staged where TMA cannot read the operands (M odd: A's rows in TN and TT);
+    a tail of 347 rows on 128-row tiles, one of 40 on 64-row ones."""
+    sms = devices.facts(torch.device("cuda")).num_sms
+    (M, N, _), K = _tail_shape(sms), 4160
+    M = M if tail == "128-row tiles" else 128 * (sms // 2) + 40
+    a, b = operands(M, N, K, torch.bfloat16, layout, "cuda")
+    cfg = config_space.make_config(128, 128, 64, 3, 4, TAIL=1)
+    plan = Product(a, b, nan_out(M, N, torch.bfloat16, "cuda"), "native")
+    rows = plan.tail_rows(cfg)
+    assert plan.path == "tma" and plan.launches(cfg) == 3
+    assert plan.tail_launch(M - rows) == ((splits.TAIL_SLICE_TILE if tail == "128-row tiles" else splits.TAIL_SLICE_NARROW),
+                                          splits.TAIL_MAX_SLICES)
+    bias = torch.randn(M, 1, device="cuda").bfloat16()
+    ref = planner.epilogue_reference(a.double() @ b.double(), bias.double(), "relu")
+    _planned_then_relaunched(cfg, a, b, nan_out(M, N, torch.bfloat16, "cuda"), ref, 1e-2, bias=bias,
+                             activation="relu")
 
 
 @pytest.mark.gpu
@@ -1432,14 +1456,15 @@ class _Launched:
         return True
 
 
-def _seed(monkeypatch, a, b, bias=None, activation="none", precision="native"):
-    """A launch-cache entry for product(a, b, ...), as an earlier eager call would leave it."""
+def _seed(monkeypatch, a, b, bias=None, activation="none", precision="native", served=False):
+    """A launch-cache entry for product(a, b, ...), as an earlier eager call would leave it (``served``: one planned as
+    native.cpp's first call, relaunch.key)."""
     from tritonmm import fast_launch
     monkeypatch.setitem(fast_launch._state, "enabled", True)
     monkeypatch.setattr(fast_launch, "current_stream", lambda index: 0)
     monkeypatch.setattr(devices, "index", lambda d: 0)
     launched = _Launched()
-    key = relaunch.key(a, b, None, bias, activation, precision)
+    key = relaunch.key(a, b, None, bias, activation, precision, served=served)
     out_layout = ((a.shape[0], b.shape[1]), (b.shape[1], 1))
     monkeypatch.setitem(relaunch._entries, key, relaunch.Entry((launched,), None, (0, 0, 0), out_layout, None))
     return launched
@@ -1477,7 +1502,7 @@ def test_relaunch_keeps_the_checks_it_skips(monkeypatch, device):
     16-bit product, or a linear bias of a shape linear refuses (the aten override caches addmm's
     matrix biases), take the full path and raise."""
     a, b = torch.randn(8, 16, device=device).half(), torch.randn(16, 12, device=device).half()
-    launched = _seed(monkeypatch, a, b)
+    launched = _seed(monkeypatch, a, b, served=native.serves(a.dtype))  # mm's: served where native.cpp asked first
     tritonmm.mm(a, b)
     assert launched.calls == 1  # the seeded entry is live
     with pytest.raises(ValueError, match="input_precision"):

@@ -15,7 +15,8 @@ it the rates alone, fitted where the multiply-adds set it, predicted 64 x 128 ti
 32x(3968x3968x128), which ran them in 493 against 392 on 128 x 256 (design.md: store-term). Wave
 quantization is most of what the rates alone miss: 1648^3 fills 1.03 waves of 128x256 tiles and 1.56 of
 128x128 ones (measured 18.9 against 23.9 us). A TAIL config runs its whole waves, then the leftover rows as a second launch of small tiles
-(splits.tail_config): TAIL_COST times the two launches' tiles. Split-K configs are not ranked by time_us: where
+(splits.tail_config): TAIL_COST times the two launches' tiles (a tail over long K runs in slices of K instead,
+splits.tail_launch, which this prices as the whole tail: design.md tail-slices). Split-K configs are not ranked by time_us: where
 64 x 64 tiles fill the SMs whole K slices mostly do too, and the one split the model picked on a fresh draw lost
 (848^3: 128x128 in two slices 10.5 us, 64x128 whole 6.2; design.md: default-config-model). Only large tiles in a
 few slices whose units run in one wave may replace the whole pick (one_wave_split; design.md: one-wave-split).

@@ -187,12 +187,11 @@ def describe(entry):
     # The tensors each launch takes, as relaunch._launch_entry passes them (no FP8 scales: 16-bit products).
     a, b = (B, A) if entry.swapped else (STAGED_A if staged[0] else A, STAGED_B if staged[1] else B)
     plain = (a, b, OUT, BIAS, NULL_POINTER, NULL_POINTER)
-    if entry.workspace is not None:
-        tensors = ((a, b, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),
-                   (WORKSPACE, OUT, BIAS, NULL_POINTER, NULL_POINTER))
-    else:
-        tensors = (plain,) * (1 if entry.offsets is None else len(entry.offsets))
-    if len(tensors) != len(entry.launches) or (entry.offsets is not None and entry.workspace is not None):
+    tensors = (plain,) * (1 if entry.offsets is None else len(entry.offsets))
+    if entry.workspace is not None:  # split-K's slices and their sum: a whole product's, or a wave tail's last
+        tensors = tensors[:-2] + ((a, b, WORKSPACE, NULL_POINTER, NULL_POINTER, NULL_POINTER),
+                                  (WORKSPACE, OUT, BIAS, NULL_POINTER, NULL_POINTER))
+    if len(tensors) != len(entry.launches):
         return None
     parts = entry.offsets or (None,) * len(tensors)
     launches = [_launch(compiled, sources, part) for compiled, sources, part in zip(entry.launches, tensors, parts)]

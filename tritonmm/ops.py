@@ -95,7 +95,9 @@ def _repeated(a, b, out, input_precision, matrices=False):
         known = native.repeat_mm(a, b, out)
         if isinstance(known, torch.Tensor):
             return known, known
-    c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=matrices)
+    # served as the full path would plan it (_mm's ``served``): matrices told to C++, batches as bmm's (matmul)
+    served = _tells_native(known, out) and (a.dim() == 2 or _bmm_as_given(a, a.reshape(a.shape), b, b.reshape(b.shape)))
+    c = relaunch.lookup(a, b, out, None, "none", input_precision, matrices=matrices, served=served)
     return (None if c is None else _written(_remembered(c, known, a, b, out), out)), known
 
 
@@ -175,8 +177,7 @@ def matmul(a, b, *, out=None, config=None, input_precision=None):
         shape = (*batch, *((M,) if a.dim() > 1 else ()), N)
     # A batch of 3-D operands of as many entries is bmm's, which C++ repeats once told (known None: it asked), keyed
     # as given: the planner's a2 and b2 must have their strides (a reshape rewrites a size-1 dimension's stride)
-    bmm = known is None and a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0] and \
-        a2.stride() == a.stride() and b2.stride() == b.stride()
+    bmm = known is None and _bmm_as_given(a, a2, b, b2)
     if out is None:
         c = _mm(a2, b2, precision, pinned, served=bmm)
         if bmm:
@@ -215,7 +216,7 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
         # reshape is a plain Tensor, the type the full path's key holds.)
         x2 = x if x.dim() == 2 and type(x) is torch.Tensor else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
         y = relaunch.lookup(x2, weight, None, bias, "none" if activation is None else activation, input_precision,
-                          True, b_transposed=True)
+                          True, b_transposed=True, served=known is None)
         if y is not None:
             if known is None:
                 _remember_native(x2, weight, bias, b_transposed=True)
@@ -236,10 +237,18 @@ def linear(x, weight, bias=None, activation=None, *, config=None, input_precisio
     return y.view((*x.shape[:-1], weight.shape[0]))
 
 
+def _bmm_as_given(a, a2, b, b2) -> bool:
+    """Whether matmul's batch (a2, b2: a and b as the planner takes them) is bmm's as given: 3-D operands of as many
+    entries, the strides kept (a reshape rewrites a size-1 dimension's)."""
+    return a.dim() == 3 == b.dim() and a.shape[0] == b.shape[0] and a2.stride() == a.stride() and \
+        b2.stride() == b.stride()
+
+
 def _remember_native(a, b, bias, b_transposed=False, out=None) -> None:
     """The product a @ b + bias (a @ b.T + bias where b_transposed: linear's weight), just run (into out where
     given), given to native.cpp to repeat (or to leave to Python)."""
-    key = relaunch.key(a, b, out, bias, "none", resolve_precision(a.dtype, None), b_transposed=b_transposed)
+    key = relaunch.key(a, b, out, bias, "none", resolve_precision(a.dtype, None), b_transposed=b_transposed,
+                       served=True)  # the call was planned as one native.cpp repeats
     native.remember(a, b.T if b_transposed else b, bias, relaunch.cached(key))
 
 

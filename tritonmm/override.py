@@ -86,7 +86,8 @@ def _native_bmm(aten, keyset, a, b, describe: bool):
 
 
 def _description(a, b, bias):
-    return native.describe(relaunch.cached(relaunch.key(a, b, None, bias, "none", default_precision(a.dtype))))
+    return native.describe(relaunch.cached(relaunch.key(a, b, None, bias, "none", default_precision(a.dtype),
+                                                        served=True)))
 
 
 _NATIVE = {"mm": _native_mm, "addmm": _native_addmm, "bmm": _native_bmm}  # in native.install's order

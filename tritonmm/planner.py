@@ -33,7 +33,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
     native.cpp repeats a 16-bit one, and IEEE float32 x @ W.T of 17-128 rows), unless a config is pinned."""
     key = None
     if config is None and not validation.traced(a):
-        key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype)
+        key = relaunch.key(a, b, out, bias, activation, precision, scales, out_dtype, served=served)
         done = relaunch.launch(relaunch.cached(key), a, b, out, bias, scales, out_dtype)
         if done is not None:
             return done
@@ -53,7 +53,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             plan = _transposed_plan(a, b, out, precision, bias, activation, scales, captured, served)
             _tune_graph_plan(a, b, out, precision, bias, activation, scales, plan)
             cfg = tuning.choose_config(plan)
-            ready = plan.compiled(plan.run(cfg)) if key is not None else None  # compiled(): None in capture
+            ready = relaunch.compiled(plan, plan.run(cfg)) if key is not None else None  # None in capture
             if ready is not None:
                 relaunch.remember(key, ready, plan, cfg, a, b, out)
             return out
@@ -69,7 +69,7 @@ def product(a, b, *, precision: str, bias=None, activation: str = "none", out=No
             return _gluon(key, (a, b), plan.a, plan.b, out, schedule, plan)
         cfg = config or tuning.choose_config(plan)
         launched = plan.run(cfg)
-        ready = plan.compiled(launched) if key is not None else None
+        ready = relaunch.compiled(plan, launched) if key is not None else None
     if ready is not None:
         relaunch.remember(key, ready, plan, cfg, a, b, out)
     return out
@@ -107,7 +107,7 @@ def eager_plan(a, b, out, precision: str, served: bool = False) -> Product:
 
 def _gluon(key, given, a, b, out, schedule: str, plan):
     """out = a @ b on the Gluon kernel under schedule (a and b: plan's staged copies where it stages), its launch
-    cached under key for relaunches, with plan's copies (not inside capture, as Product.compiled)."""
+    cached under key for relaunches, with plan's copies (not inside capture, as relaunch.compiled)."""
     out, ready = launch.gluon(a, b, out, schedule)
     if key is not None and ready is not None and not launch.capturing(out):
         relaunch.remember(key, ready, plan, launch.gluon_config(schedule), *given, out)

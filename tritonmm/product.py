@@ -6,7 +6,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import cache, config_space, cost_model, default_config, device, fast_launch, launch, layout, native, rules, splits, staging, thresholds, validation
+from . import cache, config_space, cost_model, default_config, device, launch, layout, native, rules, splits, staging, thresholds, validation
 from .config_space import cdiv
 from .kernels.gemm import gemm_kernel
 from .kernels.gemm_tma import gemm_tma_kernel
@@ -208,8 +208,10 @@ class Product:
         return split if split * hint(self.M) * hint(self.N) < 2 ** 31 else 1
 
     def launches(self, cfg: triton.Config) -> int:
-        """Kernel launches of one call under cfg (copies aside): split-K's or a wave-tail split's two, or one."""
-        return 2 if self.split(cfg) > 1 or self.tail_rows(cfg) else 1
+        """Kernel launches of one call under cfg (copies aside): split-K's or a wave-tail split's two (three: its
+        tail in slices of K), or one."""
+        rows = self.tail_rows(cfg)
+        return 1 + (self.split(cfg) > 1 or bool(rows)) + (bool(rows) and self.tail_launch(self.M - rows)[1] > 1)
 
     def grid(self, meta, split: int = 1, rows=None):
         """The launch grid under meta's tile, over all of C's rows or the first ``rows`` (persistent: NUM_SMS)."""
@@ -222,6 +224,11 @@ class Product:
         if not config_space.tail(cfg) or self.path != "tma" or self.presplit or self.batched:
             return 0
         return splits.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
+
+    def tail_launch(self, rows: int) -> tuple:
+        """(config, slices of K) of a wave tail's launch over the last ``rows`` rows (splits.tail_launch; can_split)."""
+        bar = self.th.tail_slices_min_k if self.can_split else float("inf")
+        return splits.tail_launch(rows, self.N, self.K, self.facts.num_sms, bar, self.th.tail_slice_narrow_rows)
 
     def row_ranges(self, cfg: triton.Config):
         """((0, R), (R, M)): the rows of each launch of a wave-tail split; None without one."""
@@ -247,53 +254,48 @@ class Product:
             return [(gemv_kernel, grid, self._pointer_args(*self.given, self.out),
                      dict(self._epilogue(), **tile, PDL=self.constants["PDL"]), options)]
         ranges = self.row_ranges(cfg)
-        if ranges:  # the whole waves on cfg's tiles, then the last rows on small ones over every SM
+        if ranges:  # the whole waves on cfg's tiles, then the last rows on small tiles over every SM, or in slices of K
             (r0, r1), (r2, r3) = ranges
-            return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, splits.tail_config(r3 - r2, self.N, self.facts.num_sms))]
+            tail, split = self.tail_launch(r3 - r2)
+            if split == 1:
+                return [self._tma_rows(r0, r1, cfg), self._tma_rows(r2, r3, tail)]
+            views = layout.row_views(r2, r3, self.a, self.b, self.out, self.bias, *self.scales)
+            return [self._tma_rows(r0, r1, cfg),
+                    *self._split_k(tail, split, self._tma_args(*views), r3 - r2, *views[2:])]
         split = self.split(cfg)
-        tile = config_space.kernel_params(cfg, self.facts.num_sms if self.path == "tma" else None)
         if split == 1:
+            tile = config_space.kernel_params(cfg, self.facts.num_sms if self.path == "tma" else None)
             return [(self.kernel, self.grid(tile), self.args, dict(self.constants, **tile), options)]
-        # Split-K: fp32 partial sums of each slice of K into a workspace, then the ordered sum
-        # with the epilogue. The workspace is (split, M, N) fp32: split-K serves products of few
-        # tiles only (on the pointer kernel M*N at most num_sms/2 tiles of 64x64 under the tuner's
-        # rule; on the TMA kernel a workspace of at most a tenth of the operands' bytes).
-        a3, b3 = self.args[0], self.args[1]
-        ws = torch.empty((split, self.M, self.N), dtype=torch.float32, device=self.device)
+        return self._split_k(cfg, split, self.args, self.M, self.out, self.bias, *self.scales)
+
+    def _split_k(self, cfg, split: int, args, M: int, out, bias, scale_a, scale_b) -> list:
+        """Split-K's launches over M rows of C (out; args: the kernel's over them): each slice of K's fp32 sums into
+        a (split, M, N) workspace, then their ordered sum with the epilogue. For products of few tiles (splits.py) and
+        wave tails (splits.tail_launch): the workspace stays small."""
+        tile = config_space.kernel_params(cfg, self.facts.num_sms if self.path == "tma" else None)
+        options = launch.options(self.constants["PDL"], cfg.num_warps, cfg.num_stages)
+        a3, b3 = args[0], args[1]
+        ws = torch.empty((split, M, self.N), dtype=torch.float32, device=self.device)
         plain = {k: "none" for k in self._epilogue()}
         if self.path == "tma":  # the slices' units, then the sum; the workspace is stored through pointers
-            first = (gemm_tma_kernel, self.grid(tile, split),
-                     (a3, b3, ws, None, None, None, self.M, self.N, self.K, 1, 0, 0, 0, self.N, 1),
+            first = (gemm_tma_kernel, self.grid(tile, split, rows=M),
+                     (a3, b3, ws, None, None, None, M, self.N, self.K, 1, 0, 0, 0, self.N, 1),
                      dict(self.constants, **tile, **plain, SPLIT_K=split, C_DESC=False), options)
         else:
             first = (gemm_kernel, self.grid(tile, split),
-                     (a3, b3, ws, None, None, None, self.M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
+                     (a3, b3, ws, None, None, None, M, self.N, a3.shape[-1], *a3.stride(), *b3.stride(),
                       *ws.stride(), 0, 0),
                      dict(self.constants, **tile, **plain, SPLIT_K=split, VEC_C=layout.vec_hint(ws)), options)
-        second = (split_k_reduce_kernel, (cdiv(self.M, 32), cdiv(self.N, 128)),
-                  (ws, self.out, self.bias, *self.scales, self.M, self.N, *self.out.stride(), *self.bias_strides),
+        second = (split_k_reduce_kernel, (cdiv(M, 32), cdiv(self.N, 128)),
+                  (ws, out, bias, scale_a, scale_b, M, self.N, *out.stride(), *self.bias_strides),
                   dict(SPLIT_K=split, BLOCK_M=32, BLOCK_N=128, PDL=self.constants["PDL"], **self._epilogue()),
                   launch.options(self.constants["PDL"], 4))
         return [first, second]
 
     def run(self, cfg: triton.Config) -> list:
-        """Launches under ``cfg``: [(Triton's compiled kernel, None in the interpreter; its step)], for compiled()."""
+        """Launches under ``cfg``: [(Triton's compiled kernel, None in the interpreter; its step)], for
+        relaunch.compiled."""
         return [(launch.launch_step(step, self.traced), step) for step in self.steps(cfg)]
-
-    def compiled(self, launched):
-        """What fast_launch needs to relaunch the launches run() made (its staging copies are
-        repeated by relaunch.py), or None where a call must re-plan: tracing or graph capture."""
-        if any(compiled is None for compiled, _ in launched) or not self.can_benchmark:
-            return None
-        launches = []
-        for compiled, (kernel, grid, args, constants, _) in launched:
-            named = {**dict(zip(kernel.arg_names, args)), **constants}
-            # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
-            tensors = 5 if kernel is split_k_reduce_kernel else 6
-            descriptors = args[:2 + constants["C_DESC"]] if kernel is gemm_tma_kernel else None
-            launches.append(fast_launch.Compiled(compiled, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
-                                                 descriptors))
-        return launches
 
     @property
     def can_benchmark(self) -> bool:

@@ -1,7 +1,7 @@
 """How a product's work is split beyond its tiles: split-K's slices of K on the pointer kernel (split_for,
 with_split_k) and the TMA kernel (tma_split_for, with_tma_split), and the wave-tail's second launch (tail_rows,
-tail_config, with_tail). Each builds variants of config_space's configs; the tuner times them, the default takes
-split_of where tiles cannot fill the SMs (design.md: Splitting the work)."""
+tail_config, tail_launch, with_tail). Each builds variants of config_space's configs; the tuner times them, the
+default takes split_of where tiles cannot fill the SMs (design.md: Splitting the work)."""
 import triton
 
 from .config_space import cdiv, make_config, variant
@@ -150,6 +150,26 @@ def tail_config(rows, N, num_sms) -> triton.Config:
     else 64x64 (the better of the two in each of the three measured tails; design.md: wave-tail-split)."""
     wide = cdiv(rows, 64) * cdiv(N, 128) >= num_sms // 2
     return make_config(64, 128, 64, 4, 4) if wide else make_config(64, 64, 128, 4, 4)
+
+
+# Where K is long, a wave tail's rows run on TAIL_SLICE_TILE in slices of K instead: tail_config's tiles leave most SMs
+# idle for the whole of K (3072x768x13712 TN: 48 tiles of 64x64 on 132 SMs, 37 us for an eleventh of the work), and the
+# units of a few slices fill them; a tail of few rows, on TAIL_SLICE_NARROW, whose rows a 128-row tile would leave
+# mostly empty. At most TAIL_MAX_SLICES: more lost where they were measured (design.md: tail-slices).
+TAIL_SLICE_TILE = make_config(128, 128, 64, 5, 4)
+TAIL_SLICE_NARROW = make_config(64, 128, 64, 4, 4)
+TAIL_MAX_SLICES = 4
+
+
+def tail_launch(rows, N, K, num_sms, min_k, narrow_rows=64) -> tuple:
+    """(config, slices of K) of a wave tail's launch over ``rows`` rows: TAIL_SLICE_TILE (TAIL_SLICE_NARROW for at most
+    narrow_rows rows) in the most slices, up to TAIL_MAX_SLICES, whose units fit one wave of num_sms and keep
+    TMA_SPLIT_MIN_STEPS K steps each, where K is at least min_k and two fit; else tail_config's tile whole (1)."""
+    tile = TAIL_SLICE_NARROW if rows <= narrow_rows else TAIL_SLICE_TILE
+    k = tile.kwargs
+    split = min(TAIL_MAX_SLICES, num_sms // (cdiv(rows, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"])),
+                cdiv(K, k["BLOCK_K"]) // TMA_SPLIT_MIN_STEPS)
+    return (tile, split) if K >= min_k and split > 1 else (tail_config(rows, N, num_sms), 1)
 
 
 def with_tail(cfgs, M, N, num_sms) -> list:

@@ -139,6 +139,11 @@ class Thresholds(NamedTuple):
     # rows (cost_model.STREAM_MAX_ROWS) take the TMA kernel in slices of K from this K (rules.few_tiles_tma,
     # default_config.few_tiles_split; design.md: few-tiles-tma); infinite: the pointer kernel and its split-K.
     few_tiles_tma_min_k: float = 2048
+    # A wave-tail split's last rows run in slices of K (splits.tail_launch) from this K: below it the slices' second
+    # launch and workspace cost what they save (design.md: tail-slices); infinite: tail_config's tiles whole.
+    tail_slices_min_k: float = 4096
+    # ... on 64-row tiles where the tail has at most this many rows, else 128-row ones (design.md: tail-slices).
+    tail_slice_narrow_rows: int = 64
     # The default config of the cost model's products on the TMA kernel may be a tile of 128x128 or more in a few
     # slices of K whose units run in one wave (cost_model.one_wave_split; design.md: one-wave-split).
     one_wave_split: bool = True
