@@ -128,6 +128,10 @@ def test_a_tail_in_slices_of_k_relaunches_its_three_launches_on_their_rows(monke
     cfg = config_space.variant(config_space.make_config(32, 32, 32, 4, 2), TAIL=1)
     rows = plan.tail_rows(cfg)
     assert rows and plan.tail_launch(M - rows) == (splits.TAIL_SLICE_NARROW, 2) and plan.launches(cfg) == 3
+    # float32's operands (a pinned TAIL config: its family offers none) keep the tail whole: 128x128 slices of 4-byte
+    # operands would not fit shared memory
+    wide = product.Product(a.float(), b.float(), out.float(), "tf32", captured=False)
+    assert wide.tail_launch(M - rows)[1] == 1
     calls = []
     ready = [lambda given, stream, i=i: calls.append((i, given)) or True for i in range(3)]
     relaunch.remember("tail-key", ready, plan, cfg, a, b, out)

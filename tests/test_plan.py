@@ -1081,8 +1081,8 @@ def _planned_then_relaunched(cfg, a, b, out, reference, bound, **kw):
 def test_gpu_wave_tail_in_slices_of_k(layout, tail):
     """A wave-tail split whose last rows run in slices of K (design.md: tail-slices): the head's launch, the slices'
     and their sum, with a bias that varies by row and an activation, planned and then relaunched from the cache
-    (three launches at their rows' offsets), staged where TMA cannot read the operands (M odd: A's rows in TN and TT);
-    a tail of 347 rows on 128-row tiles, one of 40 on 64-row ones."""
+    (three launches at their rows' offsets); a tail of 347 rows on 128-row tiles (M odd: A's rows staged in TN and TT),
+    one of 40 on 64-row ones."""
     sms = devices.facts(torch.device("cuda")).num_sms
     (M, N, _), K = _tail_shape(sms), 4160
     M = M if tail == "128-row tiles" else 128 * (sms // 2) + 40

@@ -226,8 +226,8 @@ class Product:
         return splits.tail_rows(self.M, self.N, cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], self.facts.num_sms)
 
     def tail_launch(self, rows: int) -> tuple:
-        """(config, slices of K) of a wave tail's launch over the last ``rows`` rows (splits.tail_launch; can_split)."""
-        bar = self.th.tail_slices_min_k if self.can_split else float("inf")
+        """(config, slices of K) of a wave tail's launch over its last ``rows`` rows (splits.tail_launch; 16-bit)."""
+        bar = self.th.tail_slices_min_k if self.can_split and self.operand_bytes == 2 else float("inf")
         return splits.tail_launch(rows, self.N, self.K, self.facts.num_sms, bar, self.th.tail_slice_narrow_rows)
 
     def row_ranges(self, cfg: triton.Config):

@@ -155,7 +155,8 @@ def tail_config(rows, N, num_sms) -> triton.Config:
 # Where K is long, a wave tail's rows run on TAIL_SLICE_TILE in slices of K instead: tail_config's tiles leave most SMs
 # idle for the whole of K (3072x768x13712 TN: 48 tiles of 64x64 on 132 SMs, 37 us for an eleventh of the work), and the
 # units of a few slices fill them; a tail of few rows, on TAIL_SLICE_NARROW, whose rows a 128-row tile would leave
-# mostly empty. At most TAIL_MAX_SLICES: more lost where they were measured (design.md: tail-slices).
+# mostly empty. At most TAIL_MAX_SLICES: eleven ran slower than five where they were measured, and the fresh-draw
+# checks ran four (design.md: tail-slices).
 TAIL_SLICE_TILE = make_config(128, 128, 64, 5, 4)
 TAIL_SLICE_NARROW = make_config(64, 128, 64, 4, 4)
 TAIL_MAX_SLICES = 4
