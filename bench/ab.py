@@ -171,8 +171,8 @@ def _plan(a, b, changes: dict, dtype: str, captured: bool = True) -> str:
         if config_space.tail(cfg) and path in ("tma", "tma+staged"):
             plan = Product(a, b, planner.new_out(a, b), PRECISIONS[dtype], captured=captured,
                            served=served(a, captured))
-            if plan.tail_rows(cfg):
-                tail, split = plan.tail_launch(plan.M - plan.tail_rows(cfg))
+            if rows := plan.tail_rows(cfg):
+                tail, split = plan.tail_launch(plan.M - rows)
                 path += f" tail {tail.kwargs['BLOCK_M']}x{tail.kwargs['BLOCK_N']}/{split}"
     return f"{path} {config_text(cfg)}"
 

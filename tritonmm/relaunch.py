@@ -76,15 +76,15 @@ def key(a, b, out, bias, activation, precision, scales=(None, None), out_dtype=N
 def compiled(plan, launched):
     """What fast_launch needs to relaunch the launches plan.run() made (Product; its staging copies are repeated by
     _launch_entry), or None where a call must re-plan: tracing or graph capture."""
-    if any(kernel is None for kernel, _ in launched) or not plan.can_benchmark:
+    if any(binary is None for binary, _ in launched) or not plan.can_benchmark:
         return None
     launches = []
-    for kernel_, (kernel, grid, args, constants, _) in launched:
+    for binary, (kernel, grid, args, constants, _) in launched:  # Triton's compiled kernel; the step it ran
         named = {**dict(zip(kernel.arg_names, args)), **constants}
         # (ws, C, bias, scale_a, scale_b) or (A, B, C, bias, scale_a, scale_b)
         tensors = 5 if kernel is split_k_reduce_kernel else 6
         descriptors = args[:2 + constants["C_DESC"]] if kernel is gemm_tma_kernel else None
-        launches.append(fast_launch.Compiled(kernel_, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
+        launches.append(fast_launch.Compiled(binary, grid, tuple(named[n] for n in kernel.arg_names[tensors:]),
                                              descriptors))
     return launches
 
@@ -108,7 +108,8 @@ def remember(k, ready, product, cfg, a, b, out) -> None:
     if rows and len(ready) == 3:  # the tail in slices of K: they read A's rows, their sum writes C's (Entry.offsets)
         head, tail = offsets
         offsets = (head, (*tail[:2], None, None, None, None), (None, *tail[2:]))
-        workspace = (product.tail_launch(rows[1][1] - rows[1][0])[1], rows[1][1] - rows[1][0], product.N)
+        tail_rows = rows[1][1] - rows[1][0]
+        workspace = (product.tail_launch(tail_rows)[1], tail_rows, product.N)
     staged = product is not None and product.staged and not config_space.is_gemv(cfg)
     index = device.index(a.device) if a.device.type == "cuda" else None
     buffers = copies = None

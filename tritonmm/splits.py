@@ -168,9 +168,9 @@ def tail_launch(rows, N, K, num_sms, min_k, narrow_rows=64) -> tuple:
     TMA_SPLIT_MIN_STEPS K steps each, where K is at least min_k and two fit; else tail_config's tile whole (1)."""
     tile = TAIL_SLICE_NARROW if rows <= narrow_rows else TAIL_SLICE_TILE
     k = tile.kwargs
-    split = min(TAIL_MAX_SLICES, num_sms // (cdiv(rows, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"])),
-                cdiv(K, k["BLOCK_K"]) // TMA_SPLIT_MIN_STEPS)
-    return (tile, split) if K >= min_k and split > 1 else (tail_config(rows, N, num_sms), 1)
+    most = min(TAIL_MAX_SLICES, num_sms // (cdiv(rows, k["BLOCK_M"]) * cdiv(N, k["BLOCK_N"])))
+    split = tma_slices(K, k["BLOCK_K"], most)[-1] if K >= min_k and most > 1 else 1
+    return (tile, split) if split > 1 else (tail_config(rows, N, num_sms), 1)
 
 
 def with_tail(cfgs, M, N, num_sms) -> list:
